@@ -1,0 +1,34 @@
+"""Ingest authentication: ``Authorization: Bearer <agent token>``; only the token's hash is stored."""
+
+from __future__ import annotations
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+
+from agents.models import AgentToken, hash_token
+
+
+class AgentTokenAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            raise exceptions.NotAuthenticated("Missing 'Authorization: Bearer <agent token>' header.")
+        scheme, _, raw = header.partition(" ")
+        if scheme.lower() != "bearer" or not raw.strip():
+            raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <agent token>'.")
+        token = AgentToken.objects.select_related("agent").filter(token_hash=hash_token(raw.strip())).first()
+        if token is None:
+            raise exceptions.AuthenticationFailed("Unknown agent token.")
+        if token.revoked_at is not None:
+            raise exceptions.AuthenticationFailed("This agent token was revoked.")
+        if not token.agent.enabled:
+            raise exceptions.PermissionDenied(f"Agent {token.agent.slug!r} is disabled.")
+        now = timezone.now()
+        if token.last_used_at is None or (now - token.last_used_at).total_seconds() > 60:
+            AgentToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        return (None, token.agent)
+
+    def authenticate_header(self, request) -> str:
+        return 'Bearer realm="agent ingest"'

@@ -1,0 +1,220 @@
+"""REST API: ingest for agents, reads for approvers. Views parse, call one service, and serialize."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, permissions, status
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.auth import AgentTokenAuthentication
+from agents.models import Agent
+from inbox import selectors
+from inbox.ingest import IngestError, parse_body, read_run
+from inbox.models import InboxItem
+from inbox.serializers import ItemSerializer, RunDetailSerializer, RunSerializer
+from inbox.services import run_ingest
+
+
+class IsAgent(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        return isinstance(request.auth, Agent)
+
+
+class RawBodyParser(BaseParser):
+    """Accepts anything: the ingest view reads ``request.body`` itself, as JSON or as an SSE stream."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return None
+
+
+INTERRUPT_SCHEMA = {
+    "type": "object",
+    "required": ["id", "reason"],
+    "properties": {
+        "id": {"type": "string"},
+        "reason": {"type": "string", "description": "tool_call | input_required | confirmation | <framework>:<x>"},
+        "message": {"type": "string"},
+        "toolCallId": {"type": "string", "description": "Required when reason is tool_call."},
+        "responseSchema": {"type": "object", "description": "JSON Schema (Draft 2020-12 unless $schema says)."},
+        "expiresAt": {"type": "string", "format": "date-time"},
+        "metadata": {"type": "object"},
+    },
+}
+RUN_FINISHED_SCHEMA = {
+    "type": "object",
+    "required": ["type", "threadId", "runId"],
+    "properties": {
+        "type": {"type": "string", "enum": ["RUN_FINISHED"]},
+        "threadId": {"type": "string"},
+        "runId": {"type": "string"},
+        "result": {},
+        "outcome": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": ["interrupt", "success", "cancelled"]},
+                "interrupts": {"type": "array", "minItems": 1, "maxItems": 100, "items": INTERRUPT_SCHEMA},
+            },
+        },
+    },
+}
+INGEST_BODY_SCHEMA = {
+    "oneOf": [
+        RUN_FINISHED_SCHEMA,
+        {
+            "type": "object",
+            "required": ["events"],
+            "properties": {
+                "events": {
+                    "type": "array",
+                    "description": "Every AG-UI event of one run, in order, ending with RUN_FINISHED.",
+                    "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
+                }
+            },
+        },
+    ]
+}
+ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {"type": "string"},
+        "detail": {"type": "string"},
+        "field": {"type": "string", "description": "Path of the first offending field."},
+        "rule": {"type": "string"},
+        "errors": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+
+class RunIngestApi(APIView):
+    authentication_classes = [AgentTokenAuthentication]
+    permission_classes = [IsAgent]
+    parser_classes = [RawBodyParser]
+
+    @extend_schema(
+        operation_id="runs_ingest",
+        summary="Post an agent run (its interrupts become inbox items)",
+        description=(
+            "Authenticate with `Authorization: Bearer <agent token>`. The body is one `RUN_FINISHED` event, "
+            '`{"events": [...]}` (one run\'s AG-UI events ending with `RUN_FINISHED`), or the same events as a '
+            "`text/event-stream` body. Replaying the same run returns 200 with the same body."
+        ),
+        request={"application/json": INGEST_BODY_SCHEMA, "text/event-stream": OpenApiTypes.STR},
+        responses={
+            201: RunSerializer,
+            200: OpenApiResponse(RunSerializer, description="The same run was posted before: nothing new stored."),
+            400: OpenApiResponse(ERROR_SCHEMA, description="The body breaks the AG-UI contract; names the field."),
+            401: OpenApiResponse(ERROR_SCHEMA, description="Missing, unknown or revoked token."),
+            403: OpenApiResponse(ERROR_SCHEMA, description="The agent is disabled."),
+            409: OpenApiResponse(ERROR_SCHEMA, description="Thread has open interrupts, or same ids, other content."),
+            413: OpenApiResponse(ERROR_SCHEMA, description="Body over the size limit."),
+        },
+        examples=[
+            OpenApiExample(
+                "Minimal tool approval",
+                request_only=True,
+                value={
+                    "type": "RUN_FINISHED",
+                    "threadId": "thread-1",
+                    "runId": "run-1",
+                    "outcome": {
+                        "type": "interrupt",
+                        "interrupts": [
+                            {
+                                "id": "int-abc123",
+                                "reason": "tool_call",
+                                "message": "Send email to a@b.com with subject 'Hi'?",
+                                "toolCallId": "tc-001",
+                                "responseSchema": {
+                                    "type": "object",
+                                    "properties": {"approved": {"type": "boolean"}},
+                                    "required": ["approved"],
+                                },
+                            }
+                        ],
+                    },
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        agent: Agent = request.auth
+        limit = settings.INBOX_INGEST_MAX_BYTES
+        too_big = Response(
+            {"error": "body_too_large", "field": "body", "rule": "max_bytes",
+             "detail": f"The body is larger than the {limit}-byte limit."},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )  # fmt: skip
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if declared > limit:
+            return too_big
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            return too_big
+        if len(body) > limit:
+            return too_big
+        try:
+            raw_events, prefix = parse_body(body, request.content_type or "")
+            record = read_run(raw_events, prefix)
+            result = run_ingest(agent=agent, record=record)
+        except IngestError as error:
+            return Response(error.as_dict(), status=error.status)
+        data = RunSerializer(result.run, context={"request": request}).data
+        return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class ItemListApi(generics.ListAPIView):
+    serializer_class = ItemSerializer
+
+    @extend_schema(
+        summary="List inbox items (newest first)",
+        parameters=[
+            OpenApiParameter("status", enum=[s.value for s in InboxItem.Status]),
+            OpenApiParameter("agent", str, description="Agent slug"),
+            OpenApiParameter("reason", str),
+            OpenApiParameter("thread", str, description="AG-UI threadId"),
+        ],
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        params = self.request.query_params
+        status_filter = params.get("status")
+        if status_filter and status_filter not in InboxItem.Status.values:
+            from rest_framework.exceptions import ValidationError
+
+            raise ValidationError({"status": [f"Must be one of {', '.join(InboxItem.Status.values)}."]})
+        return selectors.item_list(
+            user=self.request.user,
+            status=status_filter,
+            agent=params.get("agent"),
+            reason=params.get("reason"),
+            thread=params.get("thread"),
+        )
+
+
+class ItemDetailApi(generics.RetrieveAPIView):
+    serializer_class = ItemSerializer
+
+    def get_queryset(self):
+        return selectors.visible_items(self.request.user).select_related("agent", "thread", "run", "decided_by")
+
+
+class RunDetailApi(APIView):
+    @extend_schema(summary="A run with its items, snapshots, tool calls and resume", responses=RunDetailSerializer)
+    def get(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(selectors.visible_runs(request.user).select_related("agent", "thread"), pk=pk)
+        return Response(RunDetailSerializer(run, context={"request": request}).data)

@@ -1,0 +1,112 @@
+"""Output shapes of the REST API (camelCase where they mirror AG-UI, snake_case for inbox fields)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from inbox.models import InboxItem, Resume, Run
+
+
+class ItemSerializer(serializers.ModelSerializer):
+    interruptId = serializers.CharField(source="interrupt_id")
+    toolCallId = serializers.CharField(source="tool_call_id")
+    responseSchema = serializers.JSONField(source="response_schema")
+    expiresAt = serializers.DateTimeField(source="expires_at")
+    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    threadId = serializers.CharField(source="thread.thread_id")
+    runId = serializers.CharField(source="run.run_id")
+    run = serializers.IntegerField(source="run_id")
+    url = serializers.SerializerMethodField()
+    decidedBy = serializers.SerializerMethodField()
+    claimedBy = serializers.SerializerMethodField()
+
+    class Meta:
+        model = InboxItem
+        fields = [
+            "id", "interruptId", "status", "status_note", "reason", "message", "toolCallId", "tool_call",
+            "responseSchema", "expiresAt", "expires_at_defaulted", "metadata", "agent", "threadId", "runId", "run",
+            "position", "url", "response_payload", "decidedBy", "decided_at", "decision_comment", "claimedBy",
+            "tool_result", "created_at",
+        ]  # fmt: skip
+
+    def get_url(self, item: InboxItem) -> str:
+        request = self.context.get("request")
+        path = item.get_absolute_url()
+        return request.build_absolute_uri(path) if request else path
+
+    def get_decidedBy(self, item: InboxItem) -> str | None:
+        return item.decided_by.get_username() if item.decided_by_id else None
+
+    def get_claimedBy(self, item: InboxItem) -> str | None:
+        return item.claimed_by.get_username() if item.claimed_by_id else None
+
+
+class ItemSummarySerializer(serializers.ModelSerializer):
+    """What the ingest API answers per interrupt."""
+
+    interruptId = serializers.CharField(source="interrupt_id")
+    url = serializers.SerializerMethodField()
+    expiresAt = serializers.DateTimeField(source="expires_at")
+
+    class Meta:
+        model = InboxItem
+        fields = ["id", "interruptId", "status", "reason", "expiresAt", "url"]
+
+    def get_url(self, item: InboxItem) -> str:
+        request = self.context.get("request")
+        path = item.get_absolute_url()
+        return request.build_absolute_uri(path) if request else path
+
+
+class ResumeSerializer(serializers.ModelSerializer):
+    runId = serializers.CharField(source="next_run_id")
+
+    class Meta:
+        model = Resume
+        fields = ["id", "state", "runId", "attempts", "last_error", "next_attempt_at", "delivered_at", "input",
+                  "resumed_run", "created_at", "updated_at"]
+
+
+class RunSerializer(serializers.ModelSerializer):
+    runId = serializers.CharField(source="run_id")
+    threadId = serializers.CharField(source="thread.thread_id")
+    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    items = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = ["id", "runId", "threadId", "agent", "source", "outcome", "outcome_omitted", "result",
+                  "error_message", "url", "items", "created_at"]
+
+    def get_items(self, run: Run) -> list[dict]:
+        items = sorted(run.items.all(), key=lambda item: item.position)
+        return ItemSummarySerializer(items, many=True, context=self.context).data
+
+    def get_url(self, run: Run) -> str:
+        request = self.context.get("request")
+        path = run.get_absolute_url()
+        return request.build_absolute_uri(path) if request else path
+
+
+class RunDetailSerializer(RunSerializer):
+    resume = serializers.SerializerMethodField()
+    resumedBy = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = RunSerializer.Meta.fields + [
+            "parent_run_id", "state_snapshot", "messages_snapshot", "tool_calls", "tool_results", "events", "input",
+            "resume", "resumedBy",
+        ]  # fmt: skip
+
+    def get_items(self, run: Run) -> list[dict]:
+        items = sorted(run.items.all(), key=lambda item: item.position)
+        return ItemSerializer(items, many=True, context=self.context).data
+
+    def get_resume(self, run: Run) -> dict | None:
+        resume = getattr(run, "resume", None) if hasattr(run, "resume") else None
+        return ResumeSerializer(resume).data if resume else None
+
+    def get_resumedBy(self, run: Run) -> int | None:
+        resume = Resume.objects.filter(resumed_run=run).only("run_id").first()
+        return resume.run_id if resume else None

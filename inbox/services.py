@@ -1,0 +1,223 @@
+"""Write paths of the inbox. Each service is keyword-only, does its writes in one transaction, records
+its AuditEvents there, and queues Celery tasks and live pushes with ``transaction.on_commit``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from agents.models import Agent
+from inbox import live
+from inbox.audit import Actor, audit_event, audit_record
+from inbox.ingest import IngestError, RunRecord
+from inbox.models import InboxItem, Run, Thread
+
+
+@dataclass
+class IngestResult:
+    run: Run
+    created: bool
+
+
+def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
+    thread, _ = Thread.objects.get_or_create(agent=agent, thread_id=thread_id)
+    # Serialises every write on one thread: two runs posted at once see each other's items.
+    return Thread.objects.select_for_update().get(pk=thread.pk)
+
+
+def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
+    """Close the given open items as expired, set-based, with one AuditEvent each. Returns their ids."""
+    rows = list(items_qs.filter(status=InboxItem.Status.OPEN).values_list("pk", "agent_id", "thread_id", "run_id"))
+    if not rows:
+        return []
+    ids = [row[0] for row in rows]
+    InboxItem.objects.filter(pk__in=ids, status=InboxItem.Status.OPEN).update(
+        status=InboxItem.Status.EXPIRED, status_note=note, decided_at=now
+    )
+    actor = actor or Actor.system("expiry")
+    from inbox.models import AuditEvent
+
+    AuditEvent.objects.bulk_create(
+        [
+            AuditEvent(
+                actor_type=actor.type,
+                actor_label=actor.label,
+                verb="item.expired",
+                object_type="inboxitem",
+                object_id=str(pk),
+                agent_id=agent_id,
+                thread_id=thread_id,
+                data={"note": note},
+                created_at=now,
+            )
+            for pk, agent_id, thread_id, _run in rows
+        ]
+    )
+    for pk, agent_id, _thread, run_id in rows:
+        live.publish_on_commit(
+            live.groups_for(agent_id=agent_id, item_id=pk, run_id=run_id),
+            "item.expired",
+            {"item": pk, "run": run_id, "status": "expired", "note": note},
+        )
+    return ids
+
+
+def run_ingest(*, agent: Agent, record: RunRecord, source: str = Run.Source.INGEST, actor: Actor | None = None,
+               run_input: dict | None = None) -> IngestResult:
+    """Store one run as the inbox saw it, and an InboxItem per interrupt.
+
+    Idempotent: the same run (agent, threadId, runId) posted again with the same content returns the
+    stored run; with different content it is refused (409). Concurrent copies race on the unique
+    constraint and the loser reads the winner's row.
+    """
+    for _ in range(3):
+        try:
+            return _run_ingest_once(agent=agent, record=record, source=source, actor=actor, run_input=run_input)
+        except IntegrityError:
+            existing = Run.objects.filter(
+                thread__agent=agent, thread__thread_id=record.thread_id, run_id=record.run_id
+            ).first()
+            if existing is not None:
+                return _replay(existing, record)
+    raise IngestError(409, "conflict", "The run could not be stored because of concurrent writes; retry.")
+
+
+def _replay(existing: Run, record: RunRecord) -> IngestResult:
+    if existing.content_hash and existing.content_hash == record.content_hash:
+        return IngestResult(existing, created=False)
+    raise IngestError(
+        409,
+        "run_conflict",
+        f"Run {record.run_id!r} on thread {record.thread_id!r} was already posted with different content.",
+    )
+
+
+@transaction.atomic
+def _run_ingest_once(*, agent: Agent, record: RunRecord, source: str, actor: Actor | None,
+                     run_input: dict | None) -> IngestResult:
+    actor = actor or Actor.for_agent(agent)
+    now = timezone.now()
+    thread = _locked_thread(agent=agent, thread_id=record.thread_id)
+    existing = Run.objects.filter(thread=thread, run_id=record.run_id).first()
+    if existing is not None:
+        return _replay(existing, record)
+
+    if record.outcome == Run.Outcome.INTERRUPT:
+        open_items = InboxItem.objects.filter(thread=thread, status=InboxItem.Status.OPEN)
+        # An item past its expiresAt is stale even if the sweep has not run yet; it does not block.
+        expired_ids = expire_open_items(
+            items_qs=open_items.filter(expires_at__lte=now),
+            now=now,
+            note="expired before a new run arrived on its thread",
+        )
+        if expired_ids:
+            _expire_run_resumes(thread=thread, now=now)
+        blocking = list(open_items.values("pk", "interrupt_id", "run__run_id"))
+        if blocking:
+            raise IngestError(
+                409,
+                "thread_has_open_interrupts",
+                f"Thread {record.thread_id!r} still has {len(blocking)} open interrupt(s); a new interrupted "
+                "run is refused until they are decided (AG-UI interrupts rule 4).",
+            ).with_open_items(blocking)
+
+    run = Run.objects.create(
+        agent=agent,
+        thread=thread,
+        run_id=record.run_id,
+        parent_run_id=record.parent_run_id,
+        source=source,
+        outcome=record.outcome,
+        outcome_omitted=record.outcome_omitted,
+        result=record.result,
+        error_message=record.error_message,
+        state_snapshot=record.state_snapshot,
+        messages_snapshot=record.messages_snapshot,
+        tool_calls=record.tool_calls,
+        tool_results=record.tool_results,
+        events=record.events,
+        input=run_input,
+        content_hash=record.content_hash,
+        created_at=now,
+    )
+    items = []
+    for interrupt in record.interrupts:
+        defaulted = interrupt.expires_at is None
+        expires_at = now + agent.default_ttl if defaulted else interrupt.expires_at
+        stale = expires_at <= now
+        items.append(
+            InboxItem(
+                agent=agent,
+                thread=thread,
+                run=run,
+                position=interrupt.position,
+                interrupt_id=interrupt.id,
+                reason=interrupt.reason,
+                message=interrupt.message,
+                tool_call_id=interrupt.tool_call_id,
+                response_schema=interrupt.response_schema,
+                expires_at=expires_at,
+                expires_at_defaulted=defaulted,
+                metadata=interrupt.metadata,
+                raw=interrupt.raw,
+                tool_call=run.tool_call(interrupt.tool_call_id),
+                status=InboxItem.Status.EXPIRED if stale else InboxItem.Status.OPEN,
+                status_note="expiresAt was already past when the run was posted" if stale else "",
+                decided_at=now if stale else None,
+                created_at=now,
+            )
+        )
+    InboxItem.objects.bulk_create(items)
+    # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
+    events = [
+        audit_event(
+            actor=actor,
+            verb="run.ingested",
+            obj=run,
+            data={"runId": run.run_id, "threadId": thread.thread_id, "outcome": run.outcome, "source": source,
+                  "interrupts": len(items)},
+        )
+    ]
+    for item in items:
+        events.append(
+            audit_event(
+                actor=actor,
+                verb="item.created" if item.status == InboxItem.Status.OPEN else "item.created_expired",
+                obj=item,
+                data={"interruptId": item.interrupt_id, "reason": item.reason, "expiresAt": item.expires_at.isoformat()},
+            )
+        )
+    audit_record(*events)
+    for item in items:
+        live.publish_on_commit(
+            live.groups_for(agent_id=agent.pk, item_id=item.pk, run_id=run.pk),
+            "item.created",
+            {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason},
+        )
+    _after_ingest(run=run, items=items)
+    return IngestResult(run, created=True)
+
+
+def _after_ingest(*, run: Run, items: list[InboxItem]) -> None:
+    """Hooks other parts of the product attach to a newly stored run (notifications, …)."""
+    from inbox import hooks
+
+    for hook in hooks.after_ingest:
+        hook(run=run, items=items)
+
+
+def _expire_run_resumes(*, thread: Thread, now) -> None:
+    """Runs on this thread that lost an item to expiry can no longer be resumed (spec rule 7)."""
+    from inbox.models import Resume
+
+    stale_runs = Run.objects.filter(thread=thread, items__status=InboxItem.Status.EXPIRED).distinct()
+    expire_open_items(
+        items_qs=InboxItem.objects.filter(run__in=stale_runs),
+        now=now,
+        note="another interrupt of the same run expired, so the run can no longer be resumed",
+    )
+    Resume.objects.filter(run__in=stale_runs, state=Resume.State.PENDING).update(
+        state=Resume.State.EXPIRED, last_error="an interrupt of the run expired before the resume was sent"
+    )

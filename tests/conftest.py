@@ -1,0 +1,285 @@
+"""Shared fixtures: named users (staff, alice and bob in team 'ops', outsider carol), agents with ingest
+tokens, an ``ingest`` helper, an in-process ASGI live server (real websockets), a real Celery worker,
+and Debian's Chromium driven by Playwright."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from agents.models import Agent
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+PASSWORD = "correct-horse-battery"
+
+
+def load_events(name: str) -> list[dict]:
+    """One recorded ag-ui-langgraph stream from tests/fixtures (copied from ../shared)."""
+    with open(FIXTURES / "ag-ui-langgraph" / name) as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def spec_example(name: str) -> dict:
+    """One of the spec's RUN_FINISHED examples (tests/fixtures/spec_examples.json)."""
+    with open(FIXTURES / "spec_examples.json") as handle:
+        return json.load(handle)[name]
+
+
+# --- people and agents ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def team(db) -> Group:
+    return Group.objects.create(name="ops")
+
+
+@pytest.fixture
+def staff(db) -> User:
+    return User.objects.create_user("staff", "staff@example.com", PASSWORD, is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def alice(team) -> User:
+    user = User.objects.create_user("alice", "alice@example.com", PASSWORD)
+    user.groups.add(team)
+    return user
+
+
+@pytest.fixture
+def bob(team) -> User:
+    user = User.objects.create_user("bob", "bob@example.com", PASSWORD)
+    user.groups.add(team)
+    return user
+
+
+@pytest.fixture
+def carol(db) -> User:
+    """An approver in no team of the agents under test."""
+    user = User.objects.create_user("carol", "carol@example.com", PASSWORD)
+    user.groups.add(Group.objects.create(name="elsewhere"))
+    return user
+
+
+@dataclass
+class AgentWithToken:
+    agent: Agent
+    token: str
+
+    @property
+    def auth(self) -> dict[str, str]:
+        return {"HTTP_AUTHORIZATION": f"Bearer {self.token}"}
+
+
+@pytest.fixture
+def make_agent(db, team) -> Callable[..., AgentWithToken]:
+    counter = iter(range(1, 10_000))
+
+    def make(slug: str | None = None, *, endpoint: str = "http://127.0.0.1:9/agent", **fields) -> AgentWithToken:
+        slug = slug or f"agent-{next(counter)}"
+        agent = Agent.objects.create(slug=slug, name=slug.replace("-", " ").title(), endpoint_url=endpoint, **fields)
+        agent.teams.add(team)
+        _, raw = agent.issue_token()
+        return AgentWithToken(agent, raw)
+
+    return make
+
+
+@pytest.fixture
+def agent(make_agent) -> AgentWithToken:
+    return make_agent("mailer")
+
+
+@pytest.fixture
+def ingest(client: Client) -> Callable[..., object]:
+    """POST a run to the ingest API as the given agent: ``ingest(agent, body)``.
+
+    ``body`` is a dict (sent as JSON), a list of events (sent as ``{"events": [...]}``) or a str
+    (sent as ``text/event-stream``)."""
+
+    def post(agent_token: AgentWithToken, body, **extra):
+        if isinstance(body, str):
+            return client.post("/api/v1/runs", data=body, content_type="text/event-stream", **agent_token.auth, **extra)
+        if isinstance(body, list):
+            body = {"events": body}
+        return client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json",
+                           **agent_token.auth, **extra)  # fmt: skip
+
+    return post
+
+
+def as_sse(events: list[dict]) -> str:
+    return "".join(f"data: {json.dumps(event)}\n\n" for event in events)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# --- an ASGI live server (HTTP and websockets) in this process ------------------------------------
+
+
+@pytest.fixture
+def live_asgi(transactional_db) -> Iterator[str]:
+    """The whole product (config.asgi) served by uvicorn on loopback, in a thread of the test process,
+    so it sees the test database. Yields its base URL."""
+    import uvicorn
+
+    from config.asgi import application
+
+    port = free_port()
+    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the ASGI live server did not start")
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+# --- a real Celery worker against the test database -------------------------------------------------
+
+
+def _test_database_url() -> str:
+    from django.db import connection
+
+    settings = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{settings['NAME']}"
+    user = settings.get("USER") or ""
+    password = f":{settings['PASSWORD']}" if settings.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    port = f":{settings['PORT']}" if settings.get("PORT") else ""
+    return f"postgres://{auth}{settings.get('HOST') or '127.0.0.1'}{port}/{settings['NAME']}"
+
+
+@dataclass
+class WorkerProcess:
+    process: subprocess.Popen
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture
+def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
+    """Start real Celery worker processes (optionally with beat) on the test database and Redis."""
+    from django.conf import settings
+
+    started: list[WorkerProcess] = []
+
+    def start(*, beat: bool = False, extra_env: dict[str, str] | None = None) -> WorkerProcess:
+        env = {**os.environ, "DATABASE_URL": _test_database_url(), "INBOX_VAR_DIR": str(settings.VAR_DIR)}
+        if not settings.EMBEDDED_REDIS:
+            env["REDIS_URL"] = settings.REDIS_URL
+        env.update(extra_env or {})
+        log_path = tmp_path / f"worker-{len(started)}.log"
+        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
+                   "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"test-{os.getpid()}-{len(started)}@%h"]
+        if beat:
+            command += ["--beat", "--schedule", str(tmp_path / "beat-schedule")]
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        worker = WorkerProcess(process, log_path)
+        started.append(worker)
+        deadline = time.monotonic() + 60
+        while "ready." not in worker.log():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the Celery worker did not start:\n{worker.log()[-3000:]}")
+            time.sleep(0.1)
+        return worker
+
+    yield start
+    for worker in started:
+        if worker.process.poll() is None:
+            worker.process.terminate()
+            try:
+                worker.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                worker.process.kill()
+
+
+# --- Debian's Chromium through Playwright ---------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
+        message = f"Chromium is not installed at {CHROMIUM}: browser tests need `apt-get install -y chromium`."
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def login(browser, live_asgi) -> Callable[..., object]:
+    """A new browser context logged in as ``user``: ``page = login(alice)``."""
+    contexts = []
+
+    def open_as(user: User):
+        context = browser.new_context(base_url=live_asgi, viewport={"width": 1360, "height": 900})
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(10_000)
+        page.goto("/accounts/login/")
+        page.fill("input[name=username]", user.get_username())
+        page.fill("input[name=password]", PASSWORD)
+        page.click("button[type=submit], input[type=submit]")
+        page.wait_for_url(lambda url: "/accounts/login/" not in url)
+        return page
+
+    yield open_as
+    for context in contexts:
+        context.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """With CI=true a skip is a failure: CI must have everything the suite needs (DEVELOPERS.md)."""
+    outcome = yield
+    report = outcome.get_result()
+    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped in CI, which counts as a failure: {report.longrepr}"
