@@ -175,6 +175,10 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 
+# Serve static files straight from the app folders (no collectstatic step needed for `make run` or tests).
+WHITENOISE_USE_FINDERS = env_bool("WHITENOISE_USE_FINDERS", True)
+WHITENOISE_AUTOREFRESH = DEBUG
+
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "inbox@localhost")
 
@@ -194,6 +198,7 @@ CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
     "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": 30.0},
     "send-expiry-reminders": {"task": "inbox.tasks.send_expiry_reminders", "schedule": 30.0},
+    "send-digests": {"task": "inbox.notifications.send_digests", "schedule": env_float("INBOX_DIGEST_SECONDS", 3600.0)},
 }
 
 LOGGING = {

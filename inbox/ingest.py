@@ -98,6 +98,7 @@ class RunRecord:
     events: list[dict]
     interrupts: list[InterruptRecord] = field(default_factory=list)
     content_hash: str = ""
+    requested_by: str = ""
 
 
 # --- body shapes --------------------------------------------------------------------------------
@@ -401,6 +402,7 @@ def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
                 }
     record.tool_calls = list(calls.values())
 
+    record.requested_by = _requested_by(events)
     if record.outcome == "interrupt":
         final_raw = raw_events[-1]
         for position, interrupt in enumerate(final.outcome.interrupts):
@@ -419,6 +421,21 @@ def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
                 )
             )
     return record
+
+
+REQUESTED_BY_KEY = "requestedBy"
+
+
+def _requested_by(events: list) -> str:
+    """The person who asked for the run: ``requestedBy`` in RUN_FINISHED's or RUN_STARTED's ``metadata``, or in
+    the ``forwardedProps`` of RUN_STARTED's echoed input (documented in the README)."""
+    for event in reversed(events):
+        if event.type not in (EventType.RUN_FINISHED, EventType.RUN_STARTED):
+            continue
+        for source in (event.metadata, getattr(getattr(event, "input", None), "forwarded_props", None)):
+            if isinstance(source, dict) and isinstance(source.get(REQUESTED_BY_KEY), str):
+                return source[REQUESTED_BY_KEY].strip()[:255]
+    return ""
 
 
 def _parse_args(text: str) -> Any:

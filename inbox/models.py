@@ -64,6 +64,9 @@ class Run(models.Model):
     events = models.JSONField(default=list, blank=True)
     # The RunAgentInput the inbox sent when it started this run itself (source=started).
     input = models.JSONField(null=True, blank=True)
+    # Who asked for the run's actions, when the agent names them (metadata/forwardedProps "requestedBy"):
+    # that person may not approve its interrupts.
+    requested_by = models.CharField(max_length=255, blank=True)
     # sha256 of the canonical ingest body, for idempotent replays of the same POST.
     content_hash = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -28,40 +28,11 @@ def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
 
 
 def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
-    """Close the given open items as expired, set-based, with one AuditEvent each. Returns their ids."""
-    rows = list(items_qs.filter(status=InboxItem.Status.OPEN).values_list("pk", "agent_id", "thread_id", "run_id"))
-    if not rows:
-        return []
-    ids = [row[0] for row in rows]
-    InboxItem.objects.filter(pk__in=ids, status=InboxItem.Status.OPEN).update(
-        status=InboxItem.Status.EXPIRED, status_note=note, decided_at=now
-    )
-    actor = actor or Actor.system("expiry")
-    from inbox.models import AuditEvent
+    """Close the given open items as expired, set-based, with one AuditEvent each. Returns their ids.
+    (One UPDATE ... RETURNING; see ``inbox.expiry.expire_items``.)"""
+    from inbox.expiry import expire_items
 
-    AuditEvent.objects.bulk_create(
-        [
-            AuditEvent(
-                actor_type=actor.type,
-                actor_label=actor.label,
-                verb="item.expired",
-                object_type="inboxitem",
-                object_id=str(pk),
-                agent_id=agent_id,
-                thread_id=thread_id,
-                data={"note": note},
-                created_at=now,
-            )
-            for pk, agent_id, thread_id, _run in rows
-        ]
-    )
-    for pk, agent_id, _thread, run_id in rows:
-        live.publish_on_commit(
-            live.groups_for(agent_id=agent_id, item_id=pk, run_id=run_id),
-            "item.expired",
-            {"item": pk, "run": run_id, "status": "expired", "note": note},
-        )
-    return ids
+    return [row[0] for row in expire_items(items_qs=items_qs, now=now, note=note, actor=actor)]
 
 
 def run_ingest(*, agent: Agent, record: RunRecord, source: str = Run.Source.INGEST, actor: Actor | None = None,
@@ -139,6 +110,7 @@ def _run_ingest_once(*, agent: Agent, record: RunRecord, source: str, actor: Act
         tool_results=record.tool_results,
         events=record.events,
         input=run_input,
+        requested_by=record.requested_by,
         content_hash=record.content_hash,
         created_at=now,
     )
@@ -210,14 +182,7 @@ def _after_ingest(*, run: Run, items: list[InboxItem]) -> None:
 
 def _expire_run_resumes(*, thread: Thread, now) -> None:
     """Runs on this thread that lost an item to expiry can no longer be resumed (spec rule 7)."""
-    from inbox.models import Resume
+    from inbox.expiry import expire_runs
 
     stale_runs = Run.objects.filter(thread=thread, items__status=InboxItem.Status.EXPIRED).distinct()
-    expire_open_items(
-        items_qs=InboxItem.objects.filter(run__in=stale_runs),
-        now=now,
-        note="another interrupt of the same run expired, so the run can no longer be resumed",
-    )
-    Resume.objects.filter(run__in=stale_runs, state=Resume.State.PENDING).update(
-        state=Resume.State.EXPIRED, last_error="an interrupt of the run expired before the resume was sent"
-    )
+    expire_runs(run_ids=stale_runs.values_list("pk", flat=True), now=now)

@@ -1,0 +1,137 @@
+"""``make run``: the whole product on one machine.
+
+Starts the embedded Redis (unless ``REDIS_URL`` is set), migrates, creates an admin user the first time
+(printing its credentials once), registers the demo agent, then runs the ASGI web server, a Celery
+worker, Celery beat and the demo agent side by side with prefixed output. Ctrl-C (or SIGTERM) stops
+every process it started; if one of them dies, the rest are stopped too.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+COLORS = ["\033[36m", "\033[35m", "\033[33m", "\033[32m", "\033[34m"]
+RESET = "\033[0m"
+
+
+def manage(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True, text=True, capture_output=capture)
+
+
+def ensure_admin() -> None:
+    code = (
+        "from django.contrib.auth import get_user_model;"
+        "import sys;"
+        "U=get_user_model();"
+        "sys.exit(0 if U.objects.filter(is_superuser=True).exists() else 3)"
+    )
+    exists = subprocess.run([PY, "manage.py", "shell", "-c", code], cwd=ROOT).returncode == 0
+    if exists:
+        print("An admin user exists already (its password was printed when it was created).")
+        return
+    password = secrets.token_urlsafe(12)
+    env = {**os.environ, "DJANGO_SUPERUSER_PASSWORD": password}
+    subprocess.run(
+        [PY, "manage.py", "createsuperuser", "--noinput", "--username", "admin", "--email", "admin@localhost"],
+        cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
+    )  # fmt: skip
+    banner = "=" * 64
+    print(f"\n{banner}\n  Admin user created. Log in with\n    username: admin\n    password: {password}\n"
+          f"  (shown once; change it at /admin/password_change/)\n{banner}\n", flush=True)  # fmt: skip
+
+
+def pump(name: str, color: str, stream) -> None:
+    for line in iter(stream.readline, ""):
+        sys.stdout.write(f"{color}{name:>7} |{RESET} {line}")
+        sys.stdout.flush()
+
+
+def main() -> int:
+    port = int(os.environ.get("PORT", "8000"))
+    demo_port = int(os.environ.get("DEMO_AGENT_PORT", str(port + 1)))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
+    var_dir = Path(os.environ.get("INBOX_VAR_DIR", ROOT / "var"))
+    embedded = not os.environ.get("REDIS_URL")
+    if embedded:
+        from config import embedded_redis
+
+        print(f"Embedded Redis: {embedded_redis.ensure_started(var_dir)}")
+
+    manage("migrate", "--noinput", "-v", "0")
+    ensure_admin()
+    demo_available = (ROOT / "agents" / "demo.py").exists()
+    if demo_available:
+        try:
+            manage("demo_setup", "--endpoint", f"http://127.0.0.1:{demo_port}/", capture=True)
+        except subprocess.CalledProcessError as exc:
+            print(f"Could not register the demo agent: {exc.stderr or exc}")
+            demo_available = False
+
+    commands = {
+        "web": [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
+                "--ws", "websockets", "--no-access-log"],
+        "worker": [PY, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2",
+                   "-n", f"worker-{port}@%h"],
+        "beat": [PY, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO",
+                 "--schedule", str(var_dir / "celerybeat-schedule")],
+    }  # fmt: skip
+    if demo_available:
+        commands["demo"] = [PY, "-m", "agents.demo", "--port", str(demo_port)]
+
+    processes: dict[str, subprocess.Popen] = {}
+    stopping = threading.Event()
+
+    def stop(*_args) -> None:
+        stopping.set()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    for index, (name, command) in enumerate(commands.items()):
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            start_new_session=True,  # Ctrl-C reaches only us; we stop the children in order
+        )  # fmt: skip
+        processes[name] = process
+        threading.Thread(target=pump, args=(name, COLORS[index % len(COLORS)], process.stdout), daemon=True).start()
+    print(f"\nApproval Inbox is starting on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
+
+    exit_code = 0
+    while not stopping.is_set():
+        for name, process in processes.items():
+            if process.poll() is not None:
+                print(f"{name} exited with code {process.returncode}; stopping the rest.", flush=True)
+                exit_code = process.returncode or 1
+                stopping.set()
+                break
+        stopping.wait(0.5)
+
+    print("\nStopping…", flush=True)
+    for process in processes.values():
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for process in processes.values():
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+    if embedded:
+        from config import embedded_redis
+
+        embedded_redis.stop(var_dir)
+    print("Stopped.")
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
