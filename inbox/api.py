@@ -218,3 +218,15 @@ class RunDetailApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(selectors.visible_runs(request.user).select_related("agent", "thread"), pk=pk)
         return Response(RunDetailSerializer(run, context={"request": request}).data)
+
+
+class AgentWhoAmIApi(APIView):
+    """A cheap authenticated call for agent authors to check their token (and the bench's baseline)."""
+
+    authentication_classes = [AgentTokenAuthentication]
+    permission_classes = [IsAgent]
+
+    @extend_schema(summary="The agent this ingest token belongs to", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        agent: Agent = request.auth
+        return Response({"slug": agent.slug, "name": agent.name, "enabled": agent.enabled})

@@ -37,6 +37,13 @@ IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 PASSWORD = "correct-horse-battery"
 
 
+def pytest_configure(config) -> None:
+    from django.conf import settings
+
+    # Django's production hasher takes ~0.3 s per password on purpose; tests create many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def load_events(name: str) -> list[dict]:
     """One recorded ag-ui-langgraph stream from tests/fixtures (copied from ../shared)."""
     with open(FIXTURES / "ag-ui-langgraph" / name) as handle:

@@ -1,0 +1,155 @@
+"""Ingest throughput against a running server on PostgreSQL, compared with a trivial authenticated endpoint.
+
+Creates a scratch database ``bench_ingest`` on the local PostgreSQL (dropped afterwards), starts the product's
+ASGI server (uvicorn, 2 workers) on a loopback port, then drives it with concurrent clients:
+
+- ``POST /api/v1/runs``: the spec's parallel example (3 interrupts) as an events body, each on a new thread;
+- ``GET /api/v1/agent``: the cheapest call authenticated with the same agent token.
+
+Prints requests/s, interrupts stored per second, p50 and p99 latency for both, and the ratio. Every request goes
+to 127.0.0.1; the loops are bounded by count.
+
+    .venv/bin/python bench/ingest.py [--requests 1500] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+PG_ADMIN = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/test")
+DB_NAME = "bench_ingest"
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9")
+
+
+def psql(sql: str) -> None:
+    subprocess.run(["psql", PG_ADMIN, "-q", "-c", sql], check=True, capture_output=True)
+
+
+def events_body(index: int) -> bytes:
+    thread, run = f"bench-{uuid.uuid4().hex[:12]}", f"run-{index}"
+    interrupts = [
+        {"id": f"i-{n}", "reason": "tool_call", "toolCallId": f"tc-{n}", "message": f"Approve sendEmail #{n}?",
+         "responseSchema": {"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}}
+        for n in range(3)
+    ]  # fmt: skip
+    events: list[dict] = [{"type": "RUN_STARTED", "threadId": thread, "runId": run}]
+    for n in range(3):
+        events += [
+            {"type": "TOOL_CALL_START", "toolCallId": f"tc-{n}", "toolCallName": "sendEmail"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": f"tc-{n}", "delta": json.dumps({"to": f"u{n}@example.com"})},
+            {"type": "TOOL_CALL_END", "toolCallId": f"tc-{n}"},
+        ]
+    events += [
+        {"type": "STATE_SNAPSHOT", "snapshot": {"step": "approve"}},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m1", "role": "user", "content": "send them"}]},
+        {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
+         "outcome": {"type": "interrupt", "interrupts": interrupts}},
+    ]  # fmt: skip
+    return json.dumps({"events": events}).encode()
+
+
+def drive(label: str, send, count: int, concurrency: int) -> dict:
+    latencies: list[float] = []
+    failures = 0
+
+    def one(index: int) -> None:
+        nonlocal failures
+        started = time.perf_counter()
+        ok = send(index)
+        latencies.append(time.perf_counter() - started)
+        if not ok:
+            failures += 1
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(one, range(count)))
+    elapsed = time.perf_counter() - started
+    latencies.sort()
+    result = {
+        "label": label,
+        "rps": count / elapsed,
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "failures": failures,
+    }
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=1500)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--port", type=int, default=8765)
+    args = parser.parse_args()
+
+    psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+    psql(f"CREATE DATABASE {DB_NAME}")
+    env = {**os.environ, "DATABASE_URL": PG_ADMIN.rsplit("/", 1)[0] + f"/{DB_NAME}", "REDIS_URL": REDIS_URL,
+           "DEBUG": "0", "LOG_LEVEL": "WARNING"}  # fmt: skip
+    py = sys.executable
+    server = None
+    try:
+        subprocess.run([py, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        token = subprocess.run([py, "manage.py", "agent_create", "bench"], cwd=ROOT, env=env, check=True,
+                               capture_output=True, text=True).stdout.strip().splitlines()[-1]  # fmt: skip
+        server = subprocess.Popen(
+            [py, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(args.port),
+             "--workers", "2", "--no-access-log", "--log-level", "warning"],
+            cwd=ROOT, env=env,
+        )  # fmt: skip
+        base = f"http://127.0.0.1:{args.port}"
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=base, headers=headers, timeout=30, limits=httpx.Limits(max_connections=64)) as http:
+            for _ in range(200):
+                try:
+                    if http.get("/api/v1/agent").status_code == 200:
+                        break
+                except httpx.TransportError:
+                    pass
+                time.sleep(0.1)
+            else:
+                raise RuntimeError("the server did not come up")
+            bodies = [events_body(i) for i in range(args.requests)]
+            # Warm both paths (connections, imports, query plans) before measuring.
+            for i in range(20):
+                http.get("/api/v1/agent")
+                http.post("/api/v1/runs", content=events_body(10**6 + i), headers={"Content-Type": "application/json"})
+
+            trivial = drive("GET /api/v1/agent", lambda i: http.get("/api/v1/agent").status_code == 200,
+                            args.requests, args.concurrency)  # fmt: skip
+            ingest = drive(
+                "POST /api/v1/runs (3 interrupts)",
+                lambda i: http.post("/api/v1/runs", content=bodies[i],
+                                    headers={"Content-Type": "application/json"}).status_code == 201,
+                args.requests, args.concurrency,
+            )  # fmt: skip
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=20)
+        psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+
+    print(f"ingest bench: {args.requests} requests per endpoint, {args.concurrency} concurrent clients, "
+          "uvicorn with 2 workers, PostgreSQL + Redis on loopback")  # fmt: skip
+    for result in (trivial, ingest):
+        print(f"  {result['label']:<36} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:7.1f} ms   "
+              f"p99 {result['p99_ms']:7.1f} ms   failures {result['failures']}")  # fmt: skip
+    print(f"  interrupts stored per second: {ingest['rps'] * 3:.1f}")
+    print(f"  ingest rate / trivial rate: {ingest['rps'] / trivial['rps']:.2f} (target >= 0.50)")
+    return 0 if not (trivial["failures"] or ingest["failures"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
