@@ -48,7 +48,9 @@ def healthz(request: HttpRequest) -> JsonResponse:
     body = {
         "status": "ok" if not down else "down",
         "down": down,
-        "checks": {name: ({"ok": True} if error is None else {"ok": False, "error": error}) for name, error in checks.items()},
+        "checks": {
+            name: ({"ok": True} if error is None else {"ok": False, "error": error}) for name, error in checks.items()
+        },
         "embedded_redis": settings.EMBEDDED_REDIS,
         "database_vendor": connection.vendor,
         "elapsed_ms": round((time.monotonic() - started) * 1000, 1),

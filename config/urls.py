@@ -15,5 +15,6 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include("inbox.api_urls")),
+    path("audit/", include("inbox.audit_urls")),
     path("", include("inbox.urls")),
 ]

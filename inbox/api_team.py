@@ -11,7 +11,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox import selectors
-from inbox.decisions import BULK_ACTIONS, DecisionError, decision_bulk, item_assign, item_claim, item_unclaim, record_comment
+from inbox.decisions import (
+    BULK_ACTIONS,
+    DecisionError,
+    decision_bulk,
+    item_assign,
+    item_claim,
+    item_unclaim,
+    record_comment,
+)
 from inbox.models import Comment
 from inbox.serializers import ItemSerializer
 

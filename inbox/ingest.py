@@ -290,7 +290,9 @@ def read_run(raw_events: list[Any], prefix: str = "events", *, allow_error: bool
     last = len(raw_events) - 1
     for index, raw in enumerate(raw_events):
         if not isinstance(raw, dict):
-            raise _invalid(_join(prefix, index if prefix else None), "event_object", "Each event must be a JSON object.")
+            raise _invalid(
+                _join(prefix, index if prefix else None), "event_object", "Each event must be a JSON object."
+            )
     final = raw_events[last]
     final_path = _join(prefix, last if prefix else None)
     final_type = final.get("type")

@@ -35,8 +35,9 @@ def visible_runs(user) -> QuerySet[Run]:
     return runs
 
 
-def item_list(*, user, status: str | None = None, agent: str | None = None, reason: str | None = None,
-              thread: str | None = None) -> QuerySet[InboxItem]:
+def item_list(
+    *, user, status: str | None = None, agent: str | None = None, reason: str | None = None, thread: str | None = None
+) -> QuerySet[InboxItem]:
     items = visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by")
     if status:
         items = items.filter(status=status)

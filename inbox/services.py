@@ -35,8 +35,14 @@ def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -
     return [row[0] for row in expire_items(items_qs=items_qs, now=now, note=note, actor=actor)]
 
 
-def run_ingest(*, agent: Agent, record: RunRecord, source: str = Run.Source.INGEST, actor: Actor | None = None,
-               run_input: dict | None = None) -> IngestResult:
+def run_ingest(
+    *,
+    agent: Agent,
+    record: RunRecord,
+    source: str = Run.Source.INGEST,
+    actor: Actor | None = None,
+    run_input: dict | None = None,
+) -> IngestResult:
     """Store one run as the inbox saw it, and an InboxItem per interrupt.
 
     Idempotent: the same run (agent, threadId, runId) posted again with the same content returns the
@@ -66,8 +72,9 @@ def _replay(existing: Run, record: RunRecord) -> IngestResult:
 
 
 @transaction.atomic
-def _run_ingest_once(*, agent: Agent, record: RunRecord, source: str, actor: Actor | None,
-                     run_input: dict | None) -> IngestResult:
+def _run_ingest_once(
+    *, agent: Agent, record: RunRecord, source: str, actor: Actor | None, run_input: dict | None
+) -> IngestResult:
     actor = actor or Actor.for_agent(agent)
     now = timezone.now()
     thread = _locked_thread(agent=agent, thread_id=record.thread_id)
@@ -148,8 +155,13 @@ def _run_ingest_once(*, agent: Agent, record: RunRecord, source: str, actor: Act
             actor=actor,
             verb="run.ingested",
             obj=run,
-            data={"runId": run.run_id, "threadId": thread.thread_id, "outcome": run.outcome, "source": source,
-                  "interrupts": len(items)},
+            data={
+                "runId": run.run_id,
+                "threadId": thread.thread_id,
+                "outcome": run.outcome,
+                "source": source,
+                "interrupts": len(items),
+            },
         )
     ]
     for item in items:
@@ -158,7 +170,11 @@ def _run_ingest_once(*, agent: Agent, record: RunRecord, source: str, actor: Act
                 actor=actor,
                 verb="item.created" if item.status == InboxItem.Status.OPEN else "item.created_expired",
                 obj=item,
-                data={"interruptId": item.interrupt_id, "reason": item.reason, "expiresAt": item.expires_at.isoformat()},
+                data={
+                    "interruptId": item.interrupt_id,
+                    "reason": item.reason,
+                    "expiresAt": item.expires_at.isoformat(),
+                },
             )
         )
     audit_record(*events)

@@ -31,3 +31,6 @@ def send_expiry_reminders() -> int:
     from inbox.expiry import reminders_send
 
     return reminders_send()
+
+
+from inbox import notifications as _notifications  # noqa: E402,F401  (registers its tasks)

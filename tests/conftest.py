@@ -160,7 +160,9 @@ def live_asgi(transactional_db) -> Iterator[str]:
     from config.asgi import application
 
     port = free_port()
-    config = uvicorn.Config(application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets")
+    config = uvicorn.Config(
+        application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets"
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -217,8 +219,20 @@ def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerPro
             env["REDIS_URL"] = settings.REDIS_URL
         env.update(extra_env or {})
         log_path = tmp_path / f"worker-{len(started)}.log"
-        command = [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO",
-                   "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"test-{os.getpid()}-{len(started)}@%h"]
+        command = [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=solo",
+            "--loglevel=INFO",
+            "-Q",
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+            "-n",
+            f"test-{os.getpid()}-{len(started)}@%h",
+        ]
         if beat:
             command += ["--beat", "--schedule", str(tmp_path / "beat-schedule")]
         with open(log_path, "w") as log:

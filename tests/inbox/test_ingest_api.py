@@ -76,7 +76,9 @@ def test_it_stores_each_spec_example_in_each_body_shape(agent, ingest, name, sha
     interrupts = finished["outcome"]["interrupts"]
     assert body["runId"] == finished["runId"] and body["threadId"] == finished["threadId"]
     assert [item["interruptId"] for item in body["items"]] == [i["id"] for i in interrupts]
-    assert all(item["status"] == "open" and item["url"].endswith(f"/inbox/items/{item['id']}/") for item in body["items"])
+    assert all(
+        item["status"] == "open" and item["url"].endswith(f"/inbox/items/{item['id']}/") for item in body["items"]
+    )
     for interrupt in interrupts:
         item = InboxItem.objects.get(interrupt_id=interrupt["id"])
         assert item.reason == interrupt["reason"]
@@ -178,7 +180,7 @@ def test_it_accepts_every_ag_ui_event_type_it_does_not_keep(agent, ingest):
         {"type": "TEXT_MESSAGE_CONTENT", "messageId": "m", "delta": "hello"},
         {"type": "TEXT_MESSAGE_END", "messageId": "m"},
         {"type": "RAW", "event": {"anything": True}},
-        {"type": "CUSTOM", "name": "on_interrupt", "value": "{\"a\": 1}"},
+        {"type": "CUSTOM", "name": "on_interrupt", "value": '{"a": 1}'},
         {"type": "STATE_DELTA", "delta": [{"op": "add", "path": "/x", "value": 1}]},
         {"type": "STEP_FINISHED", "stepName": "think"},
         finished,

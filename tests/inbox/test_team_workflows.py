@@ -151,8 +151,13 @@ def test_the_requester_may_still_deny_or_cancel_their_own_request(agent, ingest,
 
 
 def test_teammates_discuss_an_item_and_a_run(email_item, alice, bob, carol):
-    assert post(client_for(alice), f"/api/v1/items/{email_item.pk}/comments", {"body": "Is a@b.com right?"}).status_code == 201
-    assert post(client_for(bob), f"/api/v1/runs/{email_item.run_id}/comments", {"body": "Looks fine"}).status_code == 201
+    assert (
+        post(client_for(alice), f"/api/v1/items/{email_item.pk}/comments", {"body": "Is a@b.com right?"}).status_code
+        == 201
+    )
+    assert (
+        post(client_for(bob), f"/api/v1/runs/{email_item.run_id}/comments", {"body": "Looks fine"}).status_code == 201
+    )
 
     thread = client_for(bob).get(f"/api/v1/items/{email_item.pk}/comments").json()
     assert [(c["user"], c["body"]) for c in thread] == [("alice", "Is a@b.com right?")]

@@ -20,7 +20,9 @@ class Command(BaseCommand):
             raise CommandError(f"No agent {slug!r}") from None
         if list:
             for token in agent.tokens.all():
-                self.stdout.write(f"{token.prefix}…  {'revoked' if token.revoked_at else 'active'}  {token.created_at:%Y-%m-%d %H:%M}")
+                self.stdout.write(
+                    f"{token.prefix}…  {'revoked' if token.revoked_at else 'active'}  {token.created_at:%Y-%m-%d %H:%M}"
+                )
             return
         if revoke:
             tokens = agent.tokens.filter(revoked_at__isnull=True)
