@@ -176,7 +176,7 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
     with transaction.atomic():
         run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
         run = Run.objects.select_for_update().get(pk=run_pk)
-        item = InboxItem.objects.select_for_update().select_related("agent", "decided_by", "claimed_by").get(pk=item_id)
+        item = InboxItem.objects.select_for_update(of=("self",)).select_related("agent", "decided_by", "claimed_by").get(pk=item_id)
         item.run = run
         check_open(item)
         now = timezone.now()
@@ -269,7 +269,7 @@ def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, no
 def _locked_visible_item(*, item_id: int, user) -> InboxItem:
     if not selectors.visible_items(user).filter(pk=item_id).exists():
         raise DecisionError(404, "not_found", "No such item.")
-    item = InboxItem.objects.select_for_update().select_related("claimed_by").get(pk=item_id)
+    item = InboxItem.objects.select_for_update(of=("self",)).select_related("claimed_by").get(pk=item_id)
     check_open(item)
     return item
 

@@ -2,15 +2,24 @@
 
 Groups: ``inbox.staff`` (staff see everything), ``inbox.agent.<agent id>`` (members of the agent's
 teams), ``inbox.item.<item id>`` and ``inbox.run.<run id>`` (pages looking at one object).
+
+Sending happens on one long-lived event loop per process (a daemon thread), fed by a queue: the request or
+task that committed does not wait for Redis, events leave in the order they were published, and the channel
+layer's Redis connections are reused instead of opened by a fresh ``async_to_sync`` loop per message (which
+cost more than the whole ingest transaction). A push is best effort: pages refresh what they missed when
+their socket reconnects.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import logging
+import os
+import threading
 import uuid
 from typing import Any
 
-from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
@@ -26,43 +35,94 @@ def groups_for(*, agent_id: int, item_id: int | None = None, run_id: int | None 
     return groups
 
 
-def send_now(groups: list[str], event: str, payload: dict[str, Any]) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
-    # The id lets a socket that is in several of the groups forward the message once.
-    message = {"type": "inbox.event", "id": uuid.uuid4().hex, "event": event, "payload": payload}
-    try:
-        for group in dict.fromkeys(groups):
-            async_to_sync(layer.group_send)(group, message)
-    except Exception:  # a push is best effort: the page refreshes what it missed on reconnect
-        log.exception("live push %s failed", event)
+class _Sender:
+    """The process's sending loop. Recreated after a fork (Celery's prefork pool)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="inbox-live-sender", daemon=True)
+        self.thread.start()
+        self.ready.wait(5)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.loop.create_task(self._drain())
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _drain(self) -> None:
+        while True:
+            groups, message, done = await self.queue.get()
+            try:
+                layer = get_channel_layer()
+                if layer is not None:
+                    await asyncio.gather(*(layer.group_send(group, message) for group in dict.fromkeys(groups)))
+            except Exception:
+                log.exception("live push %s failed", message.get("event"))
+            finally:
+                self.queue.task_done()
+                if done is not None:
+                    done.set()
+
+    def submit(self, groups: list[str], message: dict, done: threading.Event | None = None) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (groups, message, done))
+
+    def flush(self, timeout: float) -> None:
+        done = threading.Event()
+        self.submit([], {}, done)
+        done.wait(timeout)
 
 
-def send_many_now(messages: list[tuple[list[str], str, dict[str, Any]]]) -> None:
-    """Send several pushes in one event loop (one Redis connection), e.g. everything a sweep closed."""
-    layer = get_channel_layer()
-    if layer is None or not messages:
-        return
-
-    async def send_all() -> None:
-        for groups, event, payload in messages:
-            message = {"type": "inbox.event", "id": uuid.uuid4().hex, "event": event, "payload": payload}
-            for group in dict.fromkeys(groups):
-                await layer.group_send(group, message)
-
-    try:
-        async_to_sync(send_all)()
-    except Exception:  # best effort, as above
-        log.exception("live push of %d message(s) failed", len(messages))
+_sender: _Sender | None = None
+_sender_lock = threading.Lock()
 
 
-def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]) -> None:
-    """``publish_on_commit`` for a batch of ``(groups, event, payload)``."""
-    if messages:
-        transaction.on_commit(lambda: send_many_now(messages))
+def _get_sender() -> _Sender:
+    global _sender
+    if _sender is None or _sender.pid != os.getpid():
+        with _sender_lock:
+            if _sender is None or _sender.pid != os.getpid():
+                _sender = _Sender()
+    return _sender
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    if _sender is not None and _sender.pid == os.getpid() and _sender.thread.is_alive():
+        _sender.flush(timeout=2.0)
+
+
+def _message(event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    # The id lets a socket that is in several of the groups forward the message once (inbox.consumers).
+    return {"type": "inbox.event", "id": uuid.uuid4().hex, "event": event, "payload": payload}
+
+
+def send_now(groups: list[str], event: str, payload: dict[str, Any], timeout: float = 5.0) -> None:
+    """Send and wait until the channel layer has taken the message (or ``timeout`` passes)."""
+    done = threading.Event()
+    _get_sender().submit(groups, _message(event, payload), done)
+    done.wait(timeout)
+
+
+def send_soon(groups: list[str], event: str, payload: dict[str, Any]) -> None:
+    """Queue a push without waiting for it."""
+    _get_sender().submit(groups, _message(event, payload))
 
 
 def publish_on_commit(groups: list[str], event: str, payload: dict[str, Any]) -> None:
     """Queue a push for after the current transaction commits; nothing is sent on rollback."""
-    transaction.on_commit(lambda: send_now(groups, event, payload))
+    transaction.on_commit(lambda: send_soon(groups, event, payload))
+
+
+def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]) -> None:
+    """``publish_on_commit`` for a batch of ``(groups, event, payload)`` (an expiry sweep, reminders)."""
+    if messages:
+        transaction.on_commit(lambda: [send_soon(groups, event, payload) for groups, event, payload in messages])
+
+
+def flush(timeout: float = 5.0) -> None:
+    """Wait until every push queued so far has been handed to the channel layer (tests, scripts)."""
+    _get_sender().flush(timeout)

@@ -22,9 +22,12 @@ class IngestResult:
 
 
 def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
-    thread, _ = Thread.objects.get_or_create(agent=agent, thread_id=thread_id)
+    # INSERT … ON CONFLICT DO NOTHING: no savepoint round trips, and concurrent first posts do not collide.
+    Thread.objects.bulk_create([Thread(agent=agent, thread_id=thread_id)], ignore_conflicts=True)
     # Serialises every write on one thread: two runs posted at once see each other's items.
-    return Thread.objects.select_for_update().get(pk=thread.pk)
+    thread = Thread.objects.select_for_update().get(agent=agent, thread_id=thread_id)
+    thread.agent = agent
+    return thread
 
 
 def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
@@ -83,16 +86,21 @@ def _run_ingest_once(
         return _replay(existing, record)
 
     if record.outcome == Run.Outcome.INTERRUPT:
-        open_items = InboxItem.objects.filter(thread=thread, status=InboxItem.Status.OPEN)
-        # An item past its expiresAt is stale even if the sweep has not run yet; it does not block.
-        expired_ids = expire_open_items(
-            items_qs=open_items.filter(expires_at__lte=now),
-            now=now,
-            note="expired before a new run arrived on its thread",
+        open_items = list(
+            InboxItem.objects.filter(thread=thread, status=InboxItem.Status.OPEN).values(
+                "pk", "interrupt_id", "run__run_id", "expires_at"
+            )
         )
-        if expired_ids:
+        # An item past its expiresAt is stale even if the sweep has not run yet; it does not block.
+        stale = [item["pk"] for item in open_items if item["expires_at"] <= now]
+        if stale:
+            expire_open_items(
+                items_qs=InboxItem.objects.filter(pk__in=stale),
+                now=now,
+                note="expired before a new run arrived on its thread",
+            )
             _expire_run_resumes(thread=thread, now=now)
-        blocking = list(open_items.values("pk", "interrupt_id", "run__run_id"))
+        blocking = [item for item in open_items if item["expires_at"] > now]
         if blocking:
             raise IngestError(
                 409,
@@ -185,6 +193,8 @@ def _run_ingest_once(
             {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason},
         )
     _after_ingest(run=run, items=items)
+    # The caller serializes the run with its items: hand them over instead of querying them again.
+    run._prefetched_objects_cache = {"items": items}
     return IngestResult(run, created=True)
 
 
