@@ -60,11 +60,41 @@ class ItemSummarySerializer(serializers.ModelSerializer):
 
 class ResumeSerializer(serializers.ModelSerializer):
     runId = serializers.CharField(source="next_run_id")
+    resumedRun = serializers.SerializerMethodField()
+    maxAttempts = serializers.SerializerMethodField()
 
     class Meta:
         model = Resume
-        fields = ["id", "state", "runId", "attempts", "last_error", "next_attempt_at", "delivered_at", "input",
-                  "resumed_run", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "state",
+            "runId",
+            "attempts",
+            "maxAttempts",
+            "last_error",
+            "next_attempt_at",
+            "claimed_at",
+            "delivered_at",
+            "input",
+            "resumed_run",
+            "resumedRun",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_maxAttempts(self, resume: Resume) -> int:
+        from django.conf import settings
+
+        return settings.INBOX_RESUME_MAX_ATTEMPTS
+
+    def get_resumedRun(self, resume: Resume) -> dict | None:
+        """What the agent did next: the resumed run's outcome and its events (RAW dropped)."""
+        run = resume.resumed_run
+        if run is None:
+            return None
+        return {"id": run.pk, "runId": run.run_id, "outcome": run.outcome, "outcome_omitted": run.outcome_omitted,
+                "result": run.result, "error_message": run.error_message, "tool_calls": run.tool_calls,
+                "tool_results": run.tool_results, "events": run.events, "url": run.get_absolute_url()}  # fmt: skip
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -76,8 +106,20 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "runId", "threadId", "agent", "source", "outcome", "outcome_omitted", "result",
-                  "error_message", "url", "items", "created_at"]
+        fields = [
+            "id",
+            "runId",
+            "threadId",
+            "agent",
+            "source",
+            "outcome",
+            "outcome_omitted",
+            "result",
+            "error_message",
+            "url",
+            "items",
+            "created_at",
+        ]
 
     def get_items(self, run: Run) -> list[dict]:
         items = sorted(run.items.all(), key=lambda item: item.position)

@@ -34,6 +34,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+# Real AG-UI agents on loopback (the demo agent, scripted servers) for the resume and started-run tests.
+pytest_plugins = ["tests.agent_servers"]
 PASSWORD = "correct-horse-battery"
 
 

@@ -1,0 +1,138 @@
+"""For agent authors: park a run's interrupts in the Approval Inbox.
+
+Two ways, neither needing Django (only ``httpx`` and ``ag-ui-protocol``):
+
+- ``post_run(events, base_url=..., token=...)`` POSTs one run's AG-UI events (SDK models, dicts, or
+  SSE-encoded strings) to ``<base_url>/api/v1/runs`` and returns the inbox's JSON answer (the run and its
+  items' URLs).
+- ``forward_interrupts(stream, ...)`` / ``aforward_interrupts(stream, ...)`` wrap any AG-UI event stream:
+  every event is yielded unchanged, and when the stream ends a run with ``RUN_FINISHED`` carrying an
+  interrupt outcome, the run's events are posted to the inbox first. Put it around the generator your
+  endpoint already streams, e.g. ``ag-ui-langgraph``'s ``agent.run(input)``.
+
+``RAW`` events and ``rawEvent`` fields are left out of what is posted (they only make the body big).
+See docs/agent-client.md for a runnable example.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from typing import Any
+
+import httpx
+
+_DROPPED_TYPES = {"RAW"}
+
+
+class InboxError(Exception):
+    """The inbox refused the run (status and its JSON error body) or could not be reached (status None)."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None):
+        super().__init__(message)
+        self.status = status
+        self.body = body
+
+
+def to_dict(event: Any) -> dict | None:
+    """An AG-UI event as the wire dict (camelCase), from an SDK model, a dict, or an SSE ``data:`` string."""
+    if hasattr(event, "model_dump"):
+        return event.model_dump(mode="json", by_alias=True)
+    if isinstance(event, dict):
+        return event
+    if isinstance(event, bytes):
+        event = event.decode()
+    if isinstance(event, str):
+        data = [line[5:].removeprefix(" ") for line in event.splitlines() if line.startswith("data:")]
+        return json.loads("\n".join(data)) if data else None
+    raise TypeError(f"not an AG-UI event: {type(event).__name__}")
+
+
+def _slim(events: Iterable[Any]) -> list[dict]:
+    slim = []
+    for event in events:
+        data = to_dict(event)
+        if not data or data.get("type") in _DROPPED_TYPES:
+            continue
+        slim.append({key: value for key, value in data.items() if key != "rawEvent"})
+    return slim
+
+
+def _request(base_url: str, token: str, events: Iterable[Any]) -> tuple[str, dict, dict]:
+    url = base_url.rstrip("/") + "/api/v1/runs"
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    return url, headers, {"events": _slim(events)}
+
+
+def _answer(response: httpx.Response) -> dict:
+    try:
+        body = response.json()
+    except ValueError:
+        body = response.text
+    if response.status_code >= 400:
+        detail = body.get("detail") if isinstance(body, dict) else body
+        raise InboxError(f"The inbox answered HTTP {response.status_code}: {detail}", status=response.status_code,
+                         body=body)  # fmt: skip
+    return body
+
+
+def post_run(events: Iterable[Any], *, base_url: str, token: str, timeout: float = 30.0) -> dict:
+    """POST one run (its events, ending with RUN_FINISHED) to the inbox. Returns the inbox's answer;
+    raises ``InboxError``. Posting the same run twice is safe: the inbox answers 200 with the same run."""
+    url, headers, body = _request(base_url, token, events)
+    try:
+        response = httpx.post(url, json=body, headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise InboxError(f"Could not reach the inbox at {url}: {exc}") from exc
+    return _answer(response)
+
+
+async def apost_run(events: Iterable[Any], *, base_url: str, token: str, timeout: float = 30.0) -> dict:
+    """``post_run`` for async code."""
+    url, headers, body = _request(base_url, token, events)
+    try:
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            response = await client.post(url, json=body, headers=headers)
+    except httpx.HTTPError as exc:
+        raise InboxError(f"Could not reach the inbox at {url}: {exc}") from exc
+    return _answer(response)
+
+
+def _is_interrupt_finish(data: dict | None) -> bool:
+    return bool(data) and data.get("type") == "RUN_FINISHED" and (data.get("outcome") or {}).get("type") == "interrupt"
+
+
+def forward_interrupts(stream: Iterable[Any], *, base_url: str, token: str,
+                       on_posted: Callable[[dict], None] | None = None) -> Iterator[Any]:  # fmt: skip
+    """Yield every event of ``stream`` unchanged; post the run to the inbox when it ends in an interrupt.
+
+    The post happens before the RUN_FINISHED event is passed on, so by the time a client sees the
+    interrupt, the inbox has its items. ``on_posted`` receives the inbox's answer.
+    """
+    seen: list[Any] = []
+    for event in stream:
+        seen.append(event)
+        data = to_dict(event)
+        if data and data.get("type") == "RUN_STARTED" and len(seen) > 1:
+            seen = [event]  # one stream may carry several runs: keep the current one
+        if _is_interrupt_finish(data):
+            answer = post_run(seen, base_url=base_url, token=token)
+            if on_posted:
+                on_posted(answer)
+        yield event
+
+
+async def aforward_interrupts(stream: AsyncIterable[Any], *, base_url: str, token: str,
+                              on_posted: Callable[[dict], None] | None = None) -> AsyncIterator[Any]:  # fmt: skip
+    """``forward_interrupts`` for async streams."""
+    seen: list[Any] = []
+    async for event in stream:
+        seen.append(event)
+        data = to_dict(event)
+        if data and data.get("type") == "RUN_STARTED" and len(seen) > 1:
+            seen = [event]
+        if _is_interrupt_finish(data):
+            answer = await apost_run(seen, base_url=base_url, token=token)
+            if on_posted:
+                on_posted(answer)
+        yield event

@@ -1,0 +1,31 @@
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from agents.models import Agent, http_url_validator
+
+DESCRIPTION = (
+    "The built-in demo agent (agents/demo.py, no LLM). Start a run from its page with one of: "
+    "'email', 'parallel', 'filing', 'chain'."
+)
+
+
+class Command(BaseCommand):
+    help = "Create or update the agent 'demo' (name 'Demo agent') pointing at the demo agent's endpoint. Idempotent."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--endpoint", required=True, help="The demo agent's AG-UI endpoint, e.g. http://127.0.0.1:8001/"
+        )
+
+    def handle(self, *args, endpoint: str, **options):
+        try:
+            http_url_validator(endpoint)
+        except ValidationError:
+            raise CommandError(f"--endpoint must be an http or https URL, got {endpoint!r}") from None
+        agent, created = Agent.objects.get_or_create(
+            slug="demo", defaults={"name": "Demo agent", "endpoint_url": endpoint, "description": DESCRIPTION}
+        )
+        if not created and (agent.endpoint_url, agent.name) != (endpoint, "Demo agent"):
+            agent.endpoint_url, agent.name = endpoint, "Demo agent"
+            agent.save(update_fields=["endpoint_url", "name"])
+        self.stdout.write(f"{'Created' if created else 'Updated'} agent 'demo' at {endpoint} (visible to staff).")

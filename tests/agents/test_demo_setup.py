@@ -1,0 +1,12 @@
+from django.core.management import call_command
+
+from agents.models import Agent
+
+
+def test_demo_setup_creates_the_demo_agent_once_and_updates_its_endpoint(db):
+    call_command("demo_setup", "--endpoint", "http://127.0.0.1:8001/")
+    call_command("demo_setup", "--endpoint", "http://127.0.0.1:9001/")
+    agent = Agent.objects.get(slug="demo")
+    assert (agent.name, agent.endpoint_url) == ("Demo agent", "http://127.0.0.1:9001/")
+    assert Agent.objects.count() == 1
+    assert agent.teams.count() == 0

@@ -1,0 +1,66 @@
+"""The agent authors' client, against the real product served on loopback."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ag_ui.encoder import EventEncoder
+
+from agents.demo import DemoAgent
+from agents.inbox_client import InboxError, aforward_interrupts, forward_interrupts, post_run
+from inbox.models import InboxItem, Run
+from tests.conftest import load_events
+
+
+def demo_events(message: str, thread_id: str = "client-thread") -> list:
+    return DemoAgent().handle({"threadId": thread_id, "runId": f"run-{thread_id}",
+                               "messages": [{"id": "u1", "role": "user", "content": message}]})  # fmt: skip
+
+
+def test_post_run_parks_the_interrupts_and_is_safe_to_repeat(live_asgi, agent):
+    events = load_events("email-interrupted-run.jsonl")  # RAW events and rawEvent fields are left out
+    first = post_run(events, base_url=live_asgi, token=agent.token)
+    again = post_run(events, base_url=live_asgi, token=agent.token)
+    assert first["id"] == again["id"]
+    assert first["items"][0]["url"].startswith(live_asgi)
+    assert InboxItem.objects.get().tool_call["name"] == "sendEmail"
+
+
+def test_post_run_raises_with_the_inboxs_reason(live_asgi, agent):
+    with pytest.raises(InboxError) as error:
+        post_run([{"type": "RUN_STARTED", "threadId": "t", "runId": "r"}], base_url=live_asgi, token=agent.token)
+    assert error.value.status == 400 and error.value.body["rule"] == "ends_with_run_finished"
+    with pytest.raises(InboxError) as error:
+        post_run(demo_events("email"), base_url=live_asgi, token="agi_wrong")
+    assert error.value.status == 401
+
+
+def test_the_wrapper_passes_every_event_through_and_forwards_the_interrupt(live_asgi, agent):
+    events = demo_events("parallel")
+    answers: list[dict] = []
+    passed = list(forward_interrupts(iter(events), base_url=live_asgi, token=agent.token, on_posted=answers.append))
+    assert passed == events
+    run = Run.objects.get(pk=answers[0]["id"])
+    assert run.items.count() == 3
+
+
+def test_the_wrapper_forwards_nothing_for_a_run_without_interrupts(live_asgi, agent):
+    events = demo_events("hello")
+    assert list(forward_interrupts(iter(events), base_url=live_asgi, token=agent.token)) == events
+    assert not Run.objects.exists()
+
+
+def test_the_async_wrapper_accepts_sse_encoded_strings(live_asgi, agent):
+    encoder = EventEncoder()
+    encoded = [encoder.encode(event) for event in demo_events("email", "async-thread")]
+
+    async def stream():
+        for chunk in encoded:
+            yield chunk
+
+    async def consume() -> list[str]:
+        return [chunk async for chunk in aforward_interrupts(stream(), base_url=live_asgi, token=agent.token)]
+
+    assert asyncio.run(consume()) == encoded
+    assert Run.objects.get().thread.thread_id == "async-thread"
