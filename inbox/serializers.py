@@ -122,7 +122,8 @@ class RunSerializer(serializers.ModelSerializer):
         ]
 
     def get_items(self, run: Run) -> list[dict]:
-        items = sorted(run.items.all(), key=lambda item: item.position)
+        # run_ingest hands over the items it just created (ingested_items) to save a query.
+        items = sorted(getattr(run, "ingested_items", None) or run.items.all(), key=lambda item: item.position)
         return ItemSummarySerializer(items, many=True, context=self.context).data
 
     def get_url(self, run: Run) -> str:

@@ -194,7 +194,7 @@ def _run_ingest_once(
         )
     _after_ingest(run=run, items=items)
     # The caller serializes the run with its items: hand them over instead of querying them again.
-    run._prefetched_objects_cache = {"items": items}
+    run.ingested_items = items
     return IngestResult(run, created=True)
 
 

@@ -1,0 +1,218 @@
+"""The inbox domain in the Django admin.
+
+What agents sent and what people decided is evidence: threads, runs, items, decisions and resumes are
+read-only here (decisions go through the inbox pages and API, which validate and audit them).
+``AuditEvent`` is append-only: nobody may add, change or delete one, superusers included.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
+
+from agents.models import http_url_validator
+from inbox.models import (
+    AuditEvent,
+    Comment,
+    Decision,
+    InboxItem,
+    NotificationPreference,
+    Resume,
+    Run,
+    TeamWebhook,
+    Thread,
+)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Viewable by staff with the view permission; deletable by superusers (to clean up test data)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+
+def pretty_json(value: Any) -> str:
+    text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    # format_html escapes the agent-supplied text.
+    return format_html('<pre style="white-space: pre-wrap; margin: 0">{}</pre>', text)
+
+
+@admin.register(Thread)
+class ThreadAdmin(ReadOnlyAdmin):
+    list_display = ("thread_id", "agent", "created_at", "updated_at", "timeline")
+    list_filter = ("agent",)
+    search_fields = ("thread_id", "agent__slug")
+    list_select_related = ("agent",)
+    date_hierarchy = "created_at"
+
+    @admin.display(description="Timeline")
+    def timeline(self, thread: Thread) -> str:
+        return format_html('<a href="{}">timeline</a>', reverse("audit:thread", args=[thread.pk]))
+
+
+@admin.register(Run)
+class RunAdmin(ReadOnlyAdmin):
+    list_display = ("run_id", "agent", "thread", "source", "outcome", "created_at")
+    list_filter = ("outcome", "source", "agent")
+    search_fields = ("run_id", "thread__thread_id", "parent_run_id", "error_message")
+    list_select_related = ("agent", "thread")
+    date_hierarchy = "created_at"
+    exclude = ("events", "state_snapshot", "messages_snapshot", "tool_calls", "tool_results", "input", "result")
+    readonly_fields = ("tool_calls_json", "tool_results_json", "result_json")
+
+    @admin.display(description="Tool calls")
+    def tool_calls_json(self, run: Run) -> str:
+        return pretty_json(run.tool_calls)
+
+    @admin.display(description="Tool results")
+    def tool_results_json(self, run: Run) -> str:
+        return pretty_json(run.tool_results)
+
+    @admin.display(description="Result")
+    def result_json(self, run: Run) -> str:
+        return pretty_json(run.result)
+
+
+class DecisionInline(admin.TabularInline):
+    model = Decision
+    extra = 0
+    can_delete = False
+    fields = ("user", "status", "payload", "comment", "final", "counts", "created_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(InboxItem)
+class InboxItemAdmin(ReadOnlyAdmin):
+    list_display = ("interrupt_id", "reason", "tool_name", "agent", "status", "decided_by", "created_at",
+                    "expires_at", "trail")  # fmt: skip
+    list_filter = ("status", "reason", "agent", "expires_at_defaulted")
+    search_fields = ("interrupt_id", "tool_call_id", "message", "thread__thread_id", "run__run_id")
+    list_select_related = ("agent", "decided_by")
+    date_hierarchy = "created_at"
+    inlines = [DecisionInline]
+
+    @admin.display(description="Tool-call trail")
+    def trail(self, item: InboxItem) -> str:
+        if not item.tool_call_id:
+            return "—"
+        return format_html('<a href="{}">trail</a>', reverse("audit:tool_call", args=[item.tool_call_id]))
+
+
+@admin.register(Decision)
+class DecisionAdmin(ReadOnlyAdmin):
+    list_display = ("item", "user", "status", "final", "counts", "created_at")
+    list_filter = ("status", "final", "item__agent")
+    search_fields = ("item__interrupt_id", "user__username", "comment")
+    list_select_related = ("item", "user")
+    date_hierarchy = "created_at"
+
+
+@admin.register(Resume)
+class ResumeAdmin(ReadOnlyAdmin):
+    list_display = ("next_run_id", "agent", "thread", "state", "attempts", "last_error_short", "delivered_at",
+                    "created_at")  # fmt: skip
+    list_filter = ("state", "agent")
+    search_fields = ("next_run_id", "thread__thread_id", "run__run_id", "last_error")
+    list_select_related = ("agent", "thread")
+    date_hierarchy = "created_at"
+
+    @admin.display(description="Last error")
+    def last_error_short(self, resume: Resume) -> str:
+        return (resume.last_error[:80] + "…") if len(resume.last_error) > 80 else resume.last_error
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "actor_type", "actor_label", "verb", "object_type", "object_id", "agent")
+    list_filter = ("verb", "actor_type", "object_type", "agent")
+    search_fields = ("actor_label", "verb", "object_id", "thread__thread_id")
+    list_select_related = ("agent",)
+    date_hierarchy = "created_at"
+    readonly_fields = ("data_json",)
+    exclude = ("data",)
+
+    @admin.display(description="Data")
+    def data_json(self, event: AuditEvent) -> str:
+        return pretty_json(event.data)
+
+    def get_actions(self, request: HttpRequest) -> dict:
+        return {}  # not even "delete selected"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Comment)
+class CommentAdmin(admin.ModelAdmin):
+    list_display = ("user", "item", "run", "body_short", "created_at")
+    search_fields = ("body", "user__username")
+    list_select_related = ("user", "item", "run")
+    raw_id_fields = ("item", "run", "user")
+    date_hierarchy = "created_at"
+
+    @admin.display(description="Comment")
+    def body_short(self, comment: Comment) -> str:
+        return comment.body[:80]
+
+
+@admin.register(NotificationPreference)
+class NotificationPreferenceAdmin(admin.ModelAdmin):
+    list_display = ("user", "email_mode", "digest_last_sent_at")
+    list_filter = ("email_mode",)
+    search_fields = ("user__username", "user__email")
+    list_select_related = ("user",)
+    raw_id_fields = ("user",)
+
+
+class TeamWebhookForm(forms.ModelForm):
+    url = forms.CharField(
+        max_length=500, validators=[http_url_validator], help_text="http or https; the inbox POSTs JSON here."
+    )
+    secret = forms.CharField(
+        max_length=200,
+        required=False,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="HMAC-SHA256 key for the X-Inbox-Signature header. Leave blank to keep the current one.",
+    )
+
+    class Meta:
+        model = TeamWebhook
+        fields = ("team", "url", "secret", "enabled")
+
+    def clean_secret(self) -> str:
+        secret = self.cleaned_data.get("secret") or ""
+        if not secret and self.instance.pk:
+            return self.instance.secret
+        if not secret:
+            raise forms.ValidationError("A secret is required: receivers verify the signature with it.")
+        return secret
+
+
+@admin.register(TeamWebhook)
+class TeamWebhookAdmin(admin.ModelAdmin):
+    form = TeamWebhookForm
+    list_display = ("team", "url", "enabled", "created_at")
+    list_filter = ("enabled", "team")
+    search_fields = ("url", "team__name")
+    list_select_related = ("team",)

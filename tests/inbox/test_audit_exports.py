@@ -1,0 +1,191 @@
+"""The audit log page (filters by agent, team, actor, verb and dates) and its streamed CSV/JSON
+exports of decisions and events, which follow the team rule like every other read."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import io
+import json
+from datetime import timedelta
+
+import pytest
+import time_machine
+from asgiref.sync import async_to_sync
+from django.contrib.auth.models import Group, User
+from django.test import AsyncRequestFactory
+from django.utils import timezone
+
+from inbox.decisions import decision_submit
+from inbox.exports import AuditFilterForm, export_response
+from inbox.models import InboxItem
+from tests.conftest import PASSWORD, spec_example
+
+
+@pytest.fixture
+def dave(db) -> User:
+    user = User.objects.create_user("dave", "dave@example.com", PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="finance")[0])
+    return user
+
+
+@pytest.fixture
+def decided(make_agent, ingest, alice, bob, dave):
+    """ops agent 'mailer': alice approves int-abc123 with a comment; bob denies i-1, approves i-2, cancels i-3.
+    finance agent 'ledger': dave approves int-email-edit with edits."""
+    mailer, ledger = make_agent("mailer"), make_agent("ledger")
+    ledger.agent.teams.set([Group.objects.get(name="finance")])
+    ingest(mailer, copy.deepcopy(spec_example("minimal_tool_approval")))
+    ingest(mailer, copy.deepcopy(spec_example("parallel_interrupts")))
+    ingest(ledger, copy.deepcopy(spec_example("approve_with_edits")))
+
+    def decide(interrupt_id: str, user, status="resolved", payload=None, comment=""):
+        item = InboxItem.objects.get(interrupt_id=interrupt_id)
+        decision_submit(item_id=item.pk, user=user, status=status, payload=payload, comment=comment)
+
+    decide("int-abc123", alice, payload={"approved": True}, comment='=HYPERLINK("http://evil")')
+    decide("i-1", bob, payload={"approved": False}, comment="wrong recipient")
+    decide("i-2", bob, payload={"approved": True})
+    decide("i-3", bob, status="cancelled")
+    decide("int-email-edit", dave, payload={"approved": True, "editedArgs": {"to": "a@b.com", "subject": "Hi",
+                                                                             "body": "revised"}})  # fmt: skip
+    return mailer, ledger
+
+
+def read_csv(response) -> list[dict]:
+    assert response.streaming and response["Content-Type"].startswith("text/csv")
+    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+
+
+def read_json(response) -> list[dict]:
+    assert response.streaming and response["Content-Type"] == "application/json"
+    return json.loads(b"".join(response.streaming_content))
+
+
+def test_the_decisions_csv_has_one_row_per_decision_with_who_what_and_edits(decided, staff, client):
+    client.force_login(staff)
+    response = client.get("/audit/export/decisions.csv")
+    assert response["Content-Disposition"].startswith('attachment; filename="inbox-decisions-')
+    rows = read_csv(response)
+    by_interrupt = {row["interrupt_id"]: row for row in rows}
+    assert set(by_interrupt) == {"int-abc123", "i-1", "i-2", "i-3", "int-email-edit"}
+    assert (by_interrupt["i-1"]["user"], by_interrupt["i-1"]["approved"]) == ("bob", "False")
+    assert by_interrupt["i-3"]["status"] == "cancelled" and by_interrupt["i-3"]["payload"] == ""
+    assert by_interrupt["int-email-edit"]["edited"] == "True"
+    assert json.loads(by_interrupt["int-email-edit"]["payload"])["editedArgs"]["body"] == "revised"
+    # A comment that looks like a spreadsheet formula is defused.
+    assert by_interrupt["int-abc123"]["comment"].startswith("'=HYPERLINK")
+
+
+def test_the_json_export_is_one_array_with_the_same_rows(decided, staff, client):
+    client.force_login(staff)
+    rows = read_json(client.get("/audit/export/decisions.json"))
+    assert len(rows) == 5
+    assert rows[0]["interrupt_id"] == "int-abc123" and rows[0]["payload"] == {"approved": True}
+    assert [row["decision_id"] for row in rows] == sorted(row["decision_id"] for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"),
+    [
+        ("alice", {"int-abc123", "i-1", "i-2", "i-3"}),
+        ("dave", {"int-email-edit"}),
+        ("carol", set()),
+        ("staff", {"int-abc123", "i-1", "i-2", "i-3", "int-email-edit"}),
+    ],
+)
+def test_exports_contain_only_the_users_teams_decisions(who, expected, decided, alice, dave, carol, staff, client):
+    client.force_login({"alice": alice, "dave": dave, "carol": carol, "staff": staff}[who])
+    assert {row["interrupt_id"] for row in read_csv(client.get("/audit/export/decisions.csv"))} == expected
+    assert {row["interrupt_id"] for row in read_json(client.get("/audit/export/decisions.json"))} == expected
+    # Events too: nothing about another team's agent.
+    events = read_json(client.get("/audit/export/events.json"))
+    assert {event["agent"] for event in events} <= ({"mailer"} if who == "alice" else {"ledger"} if who == "dave"
+                                                   else {"mailer", "ledger"} if who == "staff" else set())  # fmt: skip
+    if who == "carol":
+        assert events == []
+
+
+def test_asking_for_another_teams_agent_exports_nothing(decided, alice, client):
+    client.force_login(alice)
+    response = client.get("/audit/export/decisions.csv?agent=ledger")
+    assert response.status_code == 400 and response.json()["field"] == "agent"
+
+
+def test_export_filters_by_agent_team_actor_and_dates(decided, staff, client):
+    client.force_login(staff)
+
+    def interrupts(query: str) -> set[str]:
+        return {row["interrupt_id"] for row in read_json(client.get(f"/audit/export/decisions.json?{query}"))}
+
+    assert interrupts("agent=ledger") == {"int-email-edit"}
+    assert interrupts("team=ops") == {"int-abc123", "i-1", "i-2", "i-3"}
+    assert interrupts("actor=BOB") == {"i-1", "i-2", "i-3"}
+    today = timezone.localdate()
+    assert len(interrupts(f"since={today}&until={today}")) == 5
+    assert interrupts(f"until={today - timedelta(days=1)}") == set()
+
+
+def test_bad_filters_are_a_400_naming_the_field(decided, staff, client):
+    client.force_login(staff)
+    for query, field in (("since=yesterday", "since"), ("since=2026-11-30&until=2026-11-01", "until"),
+                         ("team=nope", "team")):  # fmt: skip
+        response = client.get(f"/audit/export/decisions.csv?{query}")
+        assert response.status_code == 400 and response.json()["field"] == field, query
+    assert client.get("/audit/export/decisions.xml").status_code == 404
+    assert client.get("/audit/export/passwords.csv").status_code == 404
+
+
+def test_anonymous_users_cannot_export(decided, client):
+    response = client.get("/audit/export/decisions.csv")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_exports_are_read_in_batches_so_every_row_arrives_once(decided, staff, client, monkeypatch):
+    monkeypatch.setattr("inbox.exports.BATCH_SIZE", 2)
+    client.force_login(staff)
+    rows = read_json(client.get("/audit/export/decisions.json"))
+    assert len(rows) == 5 and len({row["decision_id"] for row in rows}) == 5
+    assert len(read_csv(client.get("/audit/export/events.csv"))) > 5
+
+
+def test_under_asgi_the_export_streams_from_an_async_iterator(decided, staff, monkeypatch):
+    monkeypatch.setattr("inbox.exports.BATCH_SIZE", 2)
+    request = AsyncRequestFactory().get("/audit/export/decisions.json")
+    request.user = staff
+    form = AuditFilterForm({}, user=staff)
+    assert form.is_valid()
+    response = export_response(request=request, form=form, kind="decisions", fmt="json")
+    assert response.is_async
+
+    async def collect() -> bytes:
+        return b"".join([chunk async for chunk in response])
+
+    rows = json.loads(async_to_sync(collect)())
+    assert len(rows) == 5
+
+
+def test_the_audit_log_page_lists_and_filters_events(decided, alice, client):
+    client.force_login(alice)
+    page = client.get("/audit/").content.decode()
+    assert "item.resolved" in page and "mailer" in page and "ledger" not in page
+    filtered = client.get("/audit/?verb=item.cancelled&actor=bob").content.decode()
+    assert filtered.count('class="au-verb') == 1 and "item.cancelled" in filtered
+    # The export links carry the same filters.
+    assert "/audit/export/decisions.csv?verb=item.cancelled&amp;actor=bob" in filtered
+
+
+def test_the_audit_log_page_shows_filter_errors(decided, alice, client):
+    client.force_login(alice)
+    response = client.get("/audit/?since=not-a-date")
+    assert response.status_code == 400 and "Enter a valid date" in response.content.decode()
+
+
+def test_the_audit_log_page_filters_by_date_range(decided, alice, client):
+    with time_machine.travel(timezone.now() + timedelta(days=3)):
+        client.force_login(alice)
+        today = timezone.localdate()
+        page = client.get(f"/audit/?since={today}").content.decode()
+        assert "No audit events match" in page
+        page = client.get(f"/audit/?since={today - timedelta(days=4)}&until={today}").content.decode()
+        assert "item.resolved" in page
