@@ -193,12 +193,17 @@ INBOX_RESUME_BACKOFF_CAP = env_float("INBOX_RESUME_BACKOFF_CAP", 300.0)
 INBOX_RESUME_STUCK_SECONDS = env_int("INBOX_RESUME_STUCK_SECONDS", 120)
 INBOX_AGENT_CONNECT_TIMEOUT = env_float("INBOX_AGENT_CONNECT_TIMEOUT", 5.0)
 INBOX_AGENT_READ_TIMEOUT = env_float("INBOX_AGENT_READ_TIMEOUT", 60.0)
+INBOX_WEBHOOK_MAX_RETRIES = env_int("INBOX_WEBHOOK_MAX_RETRIES", 6)
+INBOX_WEBHOOK_BACKOFF_BASE = env_float("INBOX_WEBHOOK_BACKOFF_BASE", 2.0)
+INBOX_WEBHOOK_BACKOFF_CAP = env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0)
+INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
+INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
 
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
     "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": 30.0},
     "send-expiry-reminders": {"task": "inbox.tasks.send_expiry_reminders", "schedule": 30.0},
-    "send-digests": {"task": "inbox.notifications.send_digests", "schedule": env_float("INBOX_DIGEST_SECONDS", 3600.0)},
+    "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
 }
 
 LOGGING = {

@@ -30,19 +30,17 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from agents.models import Agent
-from config.env import env_float, env_int
 from inbox.audit import Actor, audit
 from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
 
 log = logging.getLogger(__name__)
 
-# Knobs read from the environment (settings may override): retries with capped, jittered backoff.
-WEBHOOK_MAX_RETRIES = getattr(settings, "INBOX_WEBHOOK_MAX_RETRIES", env_int("INBOX_WEBHOOK_MAX_RETRIES", 6))
-WEBHOOK_BACKOFF_BASE = getattr(settings, "INBOX_WEBHOOK_BACKOFF_BASE", env_float("INBOX_WEBHOOK_BACKOFF_BASE", 2.0))
-WEBHOOK_BACKOFF_CAP = getattr(settings, "INBOX_WEBHOOK_BACKOFF_CAP", env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0))
-WEBHOOK_TIMEOUT = getattr(settings, "INBOX_WEBHOOK_TIMEOUT", env_float("INBOX_WEBHOOK_TIMEOUT", 10.0))
-# The first digest covers this much time; later ones cover the time since the previous digest.
-DIGEST_SECONDS = getattr(settings, "INBOX_DIGEST_SECONDS", env_float("INBOX_DIGEST_SECONDS", 3600.0))
+# Retries with capped, jittered backoff; the first digest covers DIGEST_SECONDS (see config/settings.py).
+WEBHOOK_MAX_RETRIES = settings.INBOX_WEBHOOK_MAX_RETRIES
+WEBHOOK_BACKOFF_BASE = settings.INBOX_WEBHOOK_BACKOFF_BASE
+WEBHOOK_BACKOFF_CAP = settings.INBOX_WEBHOOK_BACKOFF_CAP
+WEBHOOK_TIMEOUT = settings.INBOX_WEBHOOK_TIMEOUT
+DIGEST_SECONDS = settings.INBOX_DIGEST_SECONDS
 
 
 def absolute_url(path: str) -> str:
