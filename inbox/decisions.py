@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from inbox import hooks, live, selectors
 from inbox.audit import Actor, audit, audit_event, audit_record
+from inbox.expiry import run_is_past_expiry
 from inbox.models import Decision, InboxItem, Run
 
 BOOLEAN_APPROVAL_SCHEMA: dict = {
@@ -180,7 +181,9 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
         item.run = run
         check_open(item)
         now = timezone.now()
-        if item.expires_at <= now:
+        # A sibling past its expiresAt (even one already decided) means the run can never be resumed.
+        lapsed_sibling = item.expires_at > now and run_is_past_expiry(run_id=run.pk, now=now)
+        if item.expires_at <= now or lapsed_sibling:
             _expire_on_decide(item=item, now=now)
             expired_now = True
         else:
@@ -196,15 +199,19 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
             outcome = _apply(item=item, user=user, status=status, payload=payload, comment=comment, now=now,
                              overrode=overrode)  # fmt: skip
     if expired_now:
+        if lapsed_sibling:
+            raise DecisionError(409, "expired", "Another interrupt of this run is past its expiresAt, so the run "
+                                "can no longer be resumed; this item was closed as expired.", state="expired")  # fmt: skip
         raise DecisionError(409, "expired", f"This item expired at {item.expires_at.isoformat()}.", state="expired")
     return outcome
 
 
 def _expire_on_decide(*, item: InboxItem, now) -> None:
-    from inbox.services import _expire_run_resumes, expire_open_items
+    """Close the item as expired and its run as no longer resumable; committed even though the decision fails."""
+    from inbox.expiry import expire_items, expire_runs
 
-    expire_open_items(items_qs=InboxItem.objects.filter(pk=item.pk), now=now, note="expired before it was decided")
-    _expire_run_resumes(thread=item.thread, now=now)
+    expire_items(items_qs=InboxItem.objects.filter(pk=item.pk), now=now, note="expired before it was decided")
+    expire_runs(run_ids=[item.run_id], now=now)
 
 
 def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, now, overrode: bool) -> DecisionOutcome:

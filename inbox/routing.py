@@ -1,3 +1,7 @@
 from django.urls import path
 
-websocket_urlpatterns: list = []
+from inbox.consumers import InboxConsumer
+
+websocket_urlpatterns: list = [
+    path("ws/inbox/", InboxConsumer.as_asgi()),
+]

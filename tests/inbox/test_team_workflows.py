@@ -207,3 +207,27 @@ def test_bulk_refuses_bad_input_naming_the_field(alice, body, db):
     response = post(client_for(alice), "/api/v1/items/bulk-decision", body)
     assert response.status_code == 400
     assert response.json()["errors"][0]["path"] in ("ids", "action")
+
+
+# --- expiry at the moment of deciding ---------------------------------------------------------------
+
+
+def test_deciding_an_open_sibling_of_a_lapsed_item_is_refused_and_closes_the_run(agent, ingest, alice):
+    import time_machine
+    from django.utils import timezone
+
+    finished = copy.deepcopy(spec_example("parallel_interrupts"))
+    soon, later = timezone.now() + timezone.timedelta(minutes=5), timezone.now() + timezone.timedelta(hours=5)
+    for interrupt, expires in zip(finished["outcome"]["interrupts"], (soon, later, later), strict=True):
+        interrupt["expiresAt"] = expires.isoformat()
+    ingest(agent, finished)
+    first, second, third = InboxItem.objects.order_by("position")
+    assert decide(client_for(alice), first, payload={"approved": True}).closed
+
+    with time_machine.travel(soon + timezone.timedelta(minutes=1)):
+        refused = decide(client_for(alice), second, payload={"approved": True})
+
+    assert refused.status == 409 and refused.code == "expired"
+    assert "can no longer be resumed" in refused.message
+    statuses = dict(InboxItem.objects.values_list("interrupt_id", "status"))
+    assert statuses == {"i-1": "resolved", "i-2": "expired", "i-3": "expired"}

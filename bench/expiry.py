@@ -1,0 +1,186 @@
+"""How long the expiry sweep takes on PostgreSQL: 100,000 stale items, then a sweep with nothing stale.
+
+    .venv/bin/python bench/expiry.py [--items 100000] [--per-run 10] [--fresh 10000]
+
+Creates its own database (``bench_expiry``) on the server of ``BENCH_PG_URL`` (default
+``postgres://postgres@127.0.0.1:5432/test``), fills it, times ``inbox.expiry.expire_sweep()``, prints the
+figures and drops the database. Targets: one sweep of 100k stale items under 2 s; a sweep with nothing
+stale is a single indexed query (its plan is printed). Prints figures; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DB_NAME = "bench_expiry"
+
+
+def server_url() -> str:
+    return os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/test")
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server_url().replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def create_schema() -> str:
+    from django.core.management import call_command
+    from django.db import connection
+
+    try:
+        call_command("migrate", verbosity=0, interactive=False)
+        return "migrations"
+    except Exception as error:  # e.g. two migrations not merged yet: build the tables from the models
+        print(f"  (migrate failed: {error.__class__.__name__}: {str(error).splitlines()[0]}; "
+              "creating the tables from the models instead)")  # fmt: skip
+        from django.apps import apps
+
+        with connection.schema_editor() as editor:
+            for model in apps.get_models():
+                if model._meta.managed and not model._meta.proxy:
+                    editor.create_model(model)
+        return "models"
+
+
+def fill(*, items: int, per_run: int, fresh: int) -> None:
+    from django.utils import timezone
+
+    from agents.models import Agent
+    from inbox.models import InboxItem, Run, Thread
+
+    now = timezone.now()
+    agent = Agent.objects.create(slug="bench", name="Bench")
+    batch = 5000
+
+    def make_runs(count: int, prefix: str) -> list[Run]:
+        threads = Thread.objects.bulk_create(
+            [Thread(agent=agent, thread_id=f"{prefix}-t{n}") for n in range(count)], batch_size=batch
+        )
+        return Run.objects.bulk_create(
+            [Run(agent=agent, thread=thread, run_id=f"{prefix}-r{n}", outcome="interrupt", created_at=now)
+             for n, thread in enumerate(threads)],
+            batch_size=batch,
+        )  # fmt: skip
+
+    def make_items(runs: list[Run], per: int, expires_at, prefix: str) -> None:
+        rows = []
+        for run in runs:
+            for position in range(per):
+                rows.append(InboxItem(agent=agent, thread_id=run.thread_id, run=run, position=position,
+                                      interrupt_id=f"{prefix}-{run.pk}-{position}", reason="tool_call",
+                                      message="Send the quarterly report?", expires_at=expires_at,
+                                      raw={"id": f"{prefix}-{run.pk}-{position}", "reason": "tool_call"},
+                                      created_at=now - timedelta(hours=2)))  # fmt: skip
+            if len(rows) >= batch:
+                InboxItem.objects.bulk_create(rows)
+                rows = []
+        InboxItem.objects.bulk_create(rows)
+
+    make_items(make_runs(items // per_run, "stale"), per_run, now - timedelta(minutes=1), "stale")
+    if fresh:
+        make_items(make_runs(fresh // per_run, "fresh"), per_run, now + timedelta(hours=1), "fresh")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=100_000, help="stale open items")
+    parser.add_argument("--per-run", type=int, default=10, help="interrupts per run")
+    parser.add_argument("--fresh", type=int, default=10_000, help="open items that are not stale")
+    parser.add_argument("--profile", action="store_true", help="print where the stale sweep spends its time")
+    parser.add_argument("--fill-only", action="store_true", help="fill the database, keep it, and stop")
+    args = parser.parse_args()
+
+    admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
+    admin(f'CREATE DATABASE "{DB_NAME}"')
+    os.environ["DATABASE_URL"] = with_database(server_url(), DB_NAME)
+    os.environ.setdefault("INBOX_VAR_DIR", str(ROOT / "var" / "bench-expiry"))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    try:
+        import django
+
+        django.setup()
+        from django.db import connection, connections, reset_queries
+        from django.test.utils import CaptureQueriesContext
+        from django.utils import timezone
+
+        from inbox.expiry import anything_stale, expire_sweep
+        from inbox.models import AuditEvent, InboxItem
+
+        print(f"PostgreSQL {connection.cursor().connection.info.server_version}, database {DB_NAME}")
+        started = time.perf_counter()
+        schema = create_schema()
+        fill(items=args.items, per_run=args.per_run, fresh=args.fresh)
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+        print(f"schema from {schema}; filled {args.items:,} stale + {args.fresh:,} fresh open items "
+              f"({args.per_run} per run) in {time.perf_counter() - started:.1f} s")  # fmt: skip
+        if args.fill_only:
+            print(f"kept {DB_NAME} (--fill-only); drop it with: DROP DATABASE {DB_NAME}")
+            os._exit(0)
+
+        now = timezone.now()
+        with CaptureQueriesContext(connection) as queries:
+            started = time.perf_counter()
+            if args.profile:
+                import cProfile
+                import pstats
+
+                profiler = cProfile.Profile()
+                expired = profiler.runcall(expire_sweep, now=now)
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+            else:
+                expired = expire_sweep(now=now)
+            sweep = time.perf_counter() - started
+        audits = AuditEvent.objects.filter(verb="item.expired").count()
+        still_open = InboxItem.objects.filter(status="open", expires_at__lte=now).count()
+        print(f"sweep of stale items:   {sweep:.3f} s  expired {expired:,} items, {audits:,} audit events, "
+              f"{len(queries.captured_queries)} statements, {still_open} stale left  (target < 2 s)")  # fmt: skip
+        for query in sorted(queries.captured_queries, key=lambda q: -float(q["time"]))[:4]:
+            print(f"    {float(query['time']):7.3f} s  {query['sql'][:110]}")
+        # What autovacuum does after a sweep like this: drop the dead row versions, refresh the statistics.
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM ANALYZE")
+
+        timings = []
+        for _ in range(20):
+            reset_queries()
+            with CaptureQueriesContext(connection) as queries:
+                started = time.perf_counter()
+                assert expire_sweep(now=timezone.now()) == 0
+                timings.append(time.perf_counter() - started)
+        print(f"sweep with nothing stale: p50 {statistics.median(timings) * 1000:.2f} ms, "
+              f"max {max(timings) * 1000:.2f} ms over {len(timings)} sweeps, "
+              f"{len(queries.captured_queries)} query each, {args.fresh:,} open items not stale")  # fmt: skip
+        sql = queries.captured_queries[0]["sql"]
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN " + sql)
+            plan = "\n".join("    " + row[0] for row in cursor.fetchall())
+        print("plan of that query:\n" + plan)
+        assert not anything_stale(timezone.now())
+        connections.close_all()
+    finally:
+        admin(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+        print(f"dropped {DB_NAME}")
+
+
+if __name__ == "__main__":
+    main()

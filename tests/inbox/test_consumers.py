@@ -1,0 +1,290 @@
+"""The inbox websocket on the real Redis channel layer: who may connect, who hears what, and nothing
+before (or without) a commit."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import async_to_sync, sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.test import Client
+from django.utils import timezone
+
+from config.asgi import application
+from inbox import live
+from inbox.decisions import decision_submit
+from inbox.expiry import expire_items, expire_sweep, reminders_send
+from inbox.models import InboxItem
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def session_cookie(user) -> str:
+    client = Client()
+    client.force_login(user)
+    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
+
+
+async def open_socket(cookie: str | None = None, origin: str = "http://127.0.0.1:8000") -> WebsocketCommunicator:
+    headers = [(b"origin", origin.encode())]
+    if cookie:
+        headers.append((b"cookie", cookie.encode()))
+    return WebsocketCommunicator(application, "/ws/inbox/", headers=headers)
+
+
+async def connected(cookie: str) -> WebsocketCommunicator:
+    socket = await open_socket(cookie)
+    ok, _ = await socket.connect(timeout=5)
+    assert ok
+    assert (await socket.receive_json_from(timeout=5))["event"] == "hello"
+    return socket
+
+
+def run_async(scenario: Callable[[], Awaitable[None]]) -> None:
+    """Sync tests (the ORM and the test client stay synchronous); the websocket part runs in one loop, on
+    a thread of its own: when browser tests ran earlier in the session, Playwright's event loop is still
+    registered on the main thread, where ``async_to_sync`` refuses to run."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        async_to_sync(scenario)()
+        return
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(async_to_sync(scenario)).result(timeout=60)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def orm_beside_playwright():
+    """For the same reason, Django's async guard would refuse this test's synchronous ORM calls."""
+    # Module scope: set before the database fixtures of every test here, unset after their teardown.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+def body(thread: str, run: str, minutes: float = 60) -> dict:
+    expires = (timezone.now() + timedelta(minutes=minutes)).isoformat()
+    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run, "outcome": {"type": "interrupt", "interrupts": [
+        {"id": f"{run}-i1", "reason": "confirmation", "message": "Proceed?", "expiresAt": expires}]}}  # fmt: skip
+
+
+@pytest.fixture
+def elsewhere_agent(make_agent, carol):
+    """An agent of carol's team, to prove carol's socket works while she hears nothing of ops."""
+    other = make_agent("elsewhere-bot")
+    other.agent.teams.set([Group.objects.get(name="elsewhere")])
+    return other
+
+
+def test_an_anonymous_socket_is_refused(db):
+    async def scenario() -> None:
+        socket = await open_socket()
+        ok, code = await socket.connect(timeout=5)
+        assert not ok
+        assert code == 4401
+
+    run_async(scenario)
+
+
+def test_a_socket_from_a_foreign_origin_is_refused(alice):
+    cookie = session_cookie(alice)
+
+    async def scenario() -> None:
+        socket = await open_socket(cookie, origin="https://evil.example")
+        ok, _ = await socket.connect(timeout=5)
+        assert not ok
+        await socket.disconnect()  # as the browser would: lets the denying app stop listening at once
+
+    run_async(scenario)
+
+
+def test_a_new_item_reaches_its_team_and_staff_and_no_one_else(agent, elsewhere_agent, ingest, alice, carol, staff):
+    cookies = {user.username: session_cookie(user) for user in (alice, carol, staff)}
+    post = sync_to_async(ingest)
+
+    async def scenario() -> None:
+        sockets = {name: await connected(cookie) for name, cookie in cookies.items()}
+        response = await post(agent, body("t-1", "r-1"))
+        assert response.status_code == 201
+        item_id = response.json()["items"][0]["id"]
+        for name in ("alice", "staff"):
+            message = await sockets[name].receive_json_from(timeout=5)
+            assert message["event"] == "item.created"
+            assert message["payload"]["item"] == item_id
+            assert message["payload"]["status"] == "open"
+        # carol's socket is live (she hears her own team's agent) but heard nothing of the ops item.
+        await post(elsewhere_agent, body("t-2", "r-2"))
+        message = await sockets["carol"].receive_json_from(timeout=5)
+        assert message["event"] == "item.created"
+        assert message["payload"]["item"] != item_id
+        for socket in sockets.values():
+            await socket.disconnect()
+
+    run_async(scenario)
+
+
+def test_a_decision_reaches_the_other_approvers_with_who_decided(agent, ingest, alice, bob):
+    response = ingest(agent, body("t-1", "r-1"))
+    item_id = response.json()["items"][0]["id"]
+    cookie = session_cookie(alice)
+    decide = sync_to_async(decision_submit)
+
+    async def scenario() -> None:
+        socket = await connected(cookie)
+        await decide(item_id=item_id, user=bob, status="resolved", payload={"approved": True})
+        message = await socket.receive_json_from(timeout=5)
+        assert message["event"] == "item.decided"
+        assert message["payload"]["item"] == item_id
+        assert message["payload"]["decidedBy"] == "bob"
+        assert message["payload"]["status"] == "resolved"
+        # The run's last item was decided: the resume is created and its state pushed too.
+        message = await socket.receive_json_from(timeout=5)
+        assert (message["event"], message["payload"]["state"]) == ("resume.state", "pending")
+        await socket.disconnect()
+
+    run_async(scenario)
+
+
+def test_expiry_and_reminders_reach_the_team(agent, ingest, alice, settings):
+    settings.INBOX_REMINDER_LEAD_SECONDS = 600
+    posted = ingest(agent, body("t-1", "r-1", minutes=5)).json()
+    soon, run_id = posted["items"][0]["id"], posted["id"]
+    cookie = session_cookie(alice)
+
+    async def scenario() -> None:
+        socket = await connected(cookie)
+        assert await sync_to_async(reminders_send)() == 1
+        message = await socket.receive_json_from(timeout=5)
+        assert message["event"] == "item.reminder"
+        assert message["payload"]["item"] == soon
+        assert message["payload"]["message"] == "“Proceed?” (confirmation) expires in 5 minutes."
+
+        assert await sync_to_async(expire_sweep)(now=timezone.now() + timedelta(minutes=6)) == 1
+        message = await socket.receive_json_from(timeout=5)
+        assert message["event"] == "item.expired"
+        assert message["payload"] == {
+            "item": soon,
+            "run": run_id,
+            "status": "expired",
+            "note": "expiresAt passed before it was decided",
+        }
+        await socket.disconnect()
+
+    run_async(scenario)
+
+
+def test_an_item_page_can_subscribe_to_an_item_its_user_may_see(agent, ingest, alice, carol):
+    item_id = ingest(agent, body("t-1", "r-1")).json()["items"][0]["id"]
+    alice_cookie, carol_cookie = session_cookie(alice), session_cookie(carol)
+    send = sync_to_async(live.send_now)
+
+    async def scenario() -> None:
+        alice_socket, carol_socket = await connected(alice_cookie), await connected(carol_cookie)
+        await alice_socket.send_json_to({"subscribe": {"item": item_id}})
+        assert await alice_socket.receive_json_from(timeout=5) == {"event": "subscribed", "payload": {"item": item_id}}
+        await carol_socket.send_json_to({"subscribe": {"item": item_id}})
+        refused = await carol_socket.receive_json_from(timeout=5)
+        assert refused["event"] == "error"
+        assert refused["payload"] == {"field": "subscribe.item", "message": f"No item {item_id} that you may see."}
+
+        await send([f"inbox.item.{item_id}"], "item.claimed", {"item": item_id, "claimedBy": "bob"})
+        assert (await alice_socket.receive_json_from(timeout=5))["event"] == "item.claimed"
+        await carol_socket.send_json_to({"ping": 1})
+        assert (await carol_socket.receive_json_from(timeout=5))["event"] == "pong"  # nothing came before it
+        await alice_socket.disconnect()
+        await carol_socket.disconnect()
+
+    run_async(scenario)
+
+
+def test_a_message_for_several_groups_of_one_socket_arrives_once(agent, ingest, alice):
+    response = ingest(agent, body("t-1", "r-1")).json()
+    item_id, run_id = response["items"][0]["id"], response["id"]
+    cookie = session_cookie(alice)
+    send = sync_to_async(live.send_now)
+
+    async def scenario() -> None:
+        socket = await connected(cookie)
+        await socket.send_json_to({"subscribe": {"item": item_id}})
+        await socket.receive_json_from(timeout=5)
+        await socket.send_json_to({"subscribe": {"run": run_id}})
+        await socket.receive_json_from(timeout=5)
+
+        await send(live.groups_for(agent_id=agent.agent.pk, item_id=item_id, run_id=run_id), "item.claimed",
+                   {"item": item_id})  # fmt: skip
+        await send([f"inbox.run.{run_id}"], "marker", {})
+        assert (await socket.receive_json_from(timeout=5))["event"] == "item.claimed"
+        assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
+        await socket.disconnect()
+
+    run_async(scenario)
+
+
+def test_nothing_is_sent_for_a_rolled_back_transaction(agent, ingest, alice):
+    item_id = ingest(agent, body("t-1", "r-1")).json()["items"][0]["id"]
+    cookie = session_cookie(alice)
+
+    def expire_then_fail() -> None:
+        with pytest.raises(RuntimeError), transaction.atomic():
+            expire_items(items_qs=InboxItem.objects.filter(pk=item_id), now=timezone.now(), note="test")
+            raise RuntimeError("something later in the same transaction failed")
+
+    async def scenario() -> None:
+        socket = await connected(cookie)
+        await sync_to_async(expire_then_fail)()
+        await sync_to_async(live.send_now)([f"inbox.agent.{agent.agent.pk}"], "marker", {})
+        assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
+        await socket.disconnect()
+
+    run_async(scenario)
+    assert InboxItem.objects.get(pk=item_id).status == "open"
+
+
+def test_bad_messages_get_an_error_naming_the_field(alice):
+    cookie = session_cookie(alice)
+
+    async def scenario() -> None:
+        socket = await connected(cookie)
+        await socket.send_to(text_data="not json")
+        assert (await socket.receive_json_from(timeout=5))["payload"]["message"] == "Not valid JSON."
+        await socket.send_json_to({"subscribe": {"thread": 1}})
+        assert (await socket.receive_json_from(timeout=5))["payload"]["field"] == "subscribe.thread"
+        await socket.send_json_to({"subscribe": {"item": "12; drop"}})
+        assert (await socket.receive_json_from(timeout=5))["payload"]["field"] == "subscribe.item"
+        await socket.send_json_to({"hello": 1})
+        assert (await socket.receive_json_from(timeout=5))["payload"]["field"] == "subscribe"
+        await socket.disconnect()
+
+    run_async(scenario)
+
+
+def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_item(agent, ingest, alice, staff):
+    for n in range(3):
+        response = ingest(agent, {"type": "RUN_FINISHED", "threadId": f"t-{n}", "runId": f"r-{n}", "outcome": {
+            "type": "interrupt", "interrupts": [{"id": f"i-{k}", "reason": "confirmation",
+                                                 "expiresAt": (timezone.now() + timedelta(minutes=5)).isoformat()}
+                                                for k in range(70)]}})  # fmt: skip
+        assert response.status_code == 201
+    live.flush()  # the 210 item.created pushes are out before the sockets connect
+    cookies = [session_cookie(alice), session_cookie(staff)]
+
+    async def scenario() -> None:
+        sockets = [await connected(cookie) for cookie in cookies]
+        expired = await sync_to_async(expire_sweep)(now=timezone.now() + timedelta(minutes=6))
+        assert expired == 210
+        await sync_to_async(live.send_now)([f"inbox.agent.{agent.agent.pk}", "inbox.staff"], "marker", {})
+        for socket in sockets:
+            message = await socket.receive_json_from(timeout=5)
+            assert message == {"event": "items.expired",
+                               "payload": {"count": 210, "note": "expiresAt passed before it was decided"}}  # fmt: skip
+            assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
+            await socket.disconnect()
+
+    run_async(scenario)

@@ -1,0 +1,226 @@
+"""The beat sweep: set-based expiry of stale items and the runs they belong to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+import time_machine
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from inbox.expiry import RESUME_NOTE, SIBLING_NOTE, STALE_NOTE, expire_sweep, run_expiry_summary
+from inbox.models import AuditEvent, InboxItem, Resume, Run
+
+NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+
+def interrupted(thread: str, run: str, *expires_in_minutes: float | None) -> dict:
+    """A RUN_FINISHED with one confirmation interrupt per given lifetime (None: the agent's default TTL)."""
+    interrupts = []
+    for index, minutes in enumerate(expires_in_minutes, start=1):
+        interrupt = {"id": f"{run}-i{index}", "reason": "confirmation", "message": f"Proceed with step {index}?"}
+        if minutes is not None:
+            interrupt["expiresAt"] = (NOW + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
+        interrupts.append(interrupt)
+    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
+            "outcome": {"type": "interrupt", "interrupts": interrupts}}  # fmt: skip
+
+
+def run_poster(agent, ingest) -> Callable[..., Run]:
+    """``post(thread, run, *minutes)``: the agent posts an interrupted run; returns it."""
+
+    def post(thread: str, run: str, *expires_in_minutes: float | None) -> Run:
+        response = ingest(agent, interrupted(thread, run, *expires_in_minutes))
+        assert response.status_code == 201, response.content
+        return Run.objects.get(pk=response.json()["id"])
+
+    return post
+
+
+@pytest.fixture
+def clock():
+    with time_machine.travel(NOW, tick=False) as traveller:
+        yield traveller
+
+
+@pytest.fixture
+def post_run(agent, ingest, clock):
+    return run_poster(agent, ingest)
+
+
+def statuses(run: Run) -> list[str]:
+    return list(run.items.order_by("position").values_list("status", flat=True))
+
+
+def test_the_sweep_expires_open_items_past_expires_at_and_leaves_the_rest(post_run, clock):
+    stale = post_run("t-1", "r-1", 5)
+    fresh = post_run("t-2", "r-2", 60)
+    clock.shift(timedelta(minutes=6))
+
+    assert expire_sweep() == 1
+
+    item = stale.items.get()
+    assert item.status == "expired"
+    assert item.status_note == STALE_NOTE
+    assert item.decided_at == NOW + timedelta(minutes=6)
+    assert statuses(fresh) == ["open"]
+
+
+def test_each_expired_item_gets_one_audit_event(post_run, clock):
+    runs = [post_run(f"t-{n}", f"r-{n}", 1) for n in range(3)]
+    clock.shift(timedelta(minutes=2))
+
+    expire_sweep()
+    expire_sweep()  # a second sweep finds nothing more
+
+    events = AuditEvent.objects.filter(verb="item.expired").order_by("object_id")
+    assert [event.object_id for event in events] == sorted(str(run.items.get().pk) for run in runs)
+    assert {event.actor_type for event in events} == {"system"}
+    assert events[0].data["note"] == STALE_NOTE
+    assert events[0].created_at == NOW + timedelta(minutes=2)
+
+
+def test_an_item_is_not_expired_a_moment_before_its_expires_at(post_run, clock):
+    run = post_run("t-1", "r-1", 5)
+    clock.shift(timedelta(minutes=5) - timedelta(microseconds=1))
+    assert expire_sweep() == 0
+    assert statuses(run) == ["open"]
+    clock.shift(timedelta(microseconds=1))
+    assert expire_sweep() == 1
+
+
+def test_a_sweep_with_nothing_stale_is_one_query(post_run, clock, django_assert_num_queries):
+    post_run("t-1", "r-1", 60)
+    with django_assert_num_queries(1) as captured:
+        assert expire_sweep() == 0
+    sql = captured.captured_queries[0]["sql"]
+    assert "\"status\" = 'open'" in sql and '"expires_at" <=' in sql
+
+
+def test_the_sweep_is_set_based_so_its_query_count_does_not_grow_with_the_stale_items(post_run, clock):
+    post_run("t-a", "r-a", 1)
+    for n in range(40):
+        post_run(f"t-{n}", f"r-{n}", 1)
+    # Two sweeps at different times, one with 1 stale item, one with 40: the same number of statements.
+    with time_machine.travel(NOW + timedelta(seconds=59), tick=False):
+        InboxItem.objects.filter(run__run_id="r-a").update(expires_at=NOW + timedelta(seconds=30))
+        with CaptureQueriesContext(connection) as one:
+            assert expire_sweep() == 1
+    clock.shift(timedelta(minutes=2))
+    with CaptureQueriesContext(connection) as forty:
+        assert expire_sweep() == 40
+    assert len(forty.captured_queries) == len(one.captured_queries)
+    assert sum("UPDATE" in query["sql"] and "inbox_inboxitem" in query["sql"] for query in forty.captured_queries) == 2
+
+
+def test_an_expired_item_closes_the_rest_of_its_run_with_the_reason(post_run, clock):
+    run = post_run("t-1", "r-1", 5, 60, None)
+    clock.shift(timedelta(minutes=6))
+
+    assert expire_sweep() == 3
+
+    items = list(run.items.order_by("position"))
+    assert [item.status for item in items] == ["expired", "expired", "expired"]
+    assert [item.status_note for item in items] == [STALE_NOTE, SIBLING_NOTE, SIBLING_NOTE]
+    assert AuditEvent.objects.filter(verb="item.expired").count() == 3
+
+
+def test_the_sweep_leaves_decided_items_alone(post_run, clock, alice):
+    run = post_run("t-1", "r-1", 5, 60)
+    first, second = run.items.order_by("position")
+    InboxItem.objects.filter(pk=first.pk).update(status="resolved", response_payload={"approved": True},
+                                                 decided_by=alice, decided_at=NOW)  # fmt: skip
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, first.response_payload) == ("resolved", {"approved": True})
+    # The run can no longer be resumed: its open sibling is closed too.
+    assert (second.status, second.status_note) == ("expired", SIBLING_NOTE)
+
+
+def test_the_thread_accepts_a_new_run_after_its_open_items_expired(post_run, agent, ingest, clock):
+    post_run("t-1", "r-1", 5, 60)
+    refused = ingest(agent, interrupted("t-1", "r-2", 120))
+    assert refused.status_code == 409
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    accepted = ingest(agent, interrupted("t-1", "r-2", 120))
+    assert accepted.status_code == 201, accepted.content
+
+
+def _resume_for(run: Run, *, state: str, last_error: str = "") -> Resume:
+    run.items.update(status="resolved", response_payload={"approved": True}, decided_at=NOW)
+    return Resume.objects.create(run=run, thread=run.thread, agent=run.agent, next_run_id="next-1", input={},
+                                 state=state, last_error=last_error, next_attempt_at=NOW)  # fmt: skip
+
+
+def test_a_pending_resume_is_expired_once_an_item_of_its_run_is_past_expires_at(post_run, clock):
+    run = post_run("t-1", "r-1", 5, 60)
+    resume = _resume_for(run, state="pending")
+    clock.shift(timedelta(minutes=6))
+
+    assert expire_sweep() == 0  # no item was open; the resume is what expired
+
+    resume.refresh_from_db()
+    assert resume.state == "expired"
+    assert resume.last_error == RESUME_NOTE
+    assert resume.next_attempt_at is None
+    assert statuses(run) == ["resolved", "resolved"]
+    assert AuditEvent.objects.filter(verb="resume.expired", object_id=str(resume.pk)).count() == 1
+
+
+def test_a_failed_resume_keeps_its_error_when_it_expires(post_run, clock):
+    run = post_run("t-1", "r-1", 5)
+    resume = _resume_for(run, state="failed", last_error="RUN_ERROR: mailbox full")
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    resume.refresh_from_db()
+    assert resume.state == "expired"
+    assert resume.last_error == f"{RESUME_NOTE}; it had failed: RUN_ERROR: mailbox full"
+
+
+def test_a_delivered_or_sending_resume_is_left_alone(post_run, clock):
+    delivered = _resume_for(post_run("t-1", "r-1", 5), state="delivered")
+    sending = _resume_for(post_run("t-2", "r-2", 5), state="sending")
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    assert Resume.objects.get(pk=delivered.pk).state == "delivered"
+    # The dispatcher that holds the claim re-checks expiry itself before it sends.
+    assert Resume.objects.get(pk=sending.pk).state == "sending"
+
+
+def test_the_run_explains_why_no_resume_was_sent(post_run, clock):
+    run = post_run("t-1", "r-1", 5, 60)
+    assert run_expiry_summary(run) is None
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    summary = run_expiry_summary(run)
+    assert summary.startswith(
+        "This run can no longer be resumed: interrupt r-1-i1 expired at 2026-12-01T10:05:00+00:00."
+    )
+    assert "1 other interrupt(s) of this run were closed as expired with it." in summary
+    assert "No resume was sent to the agent" in summary
+    assert summary.endswith("The thread accepts new runs.")
+
+
+def test_the_run_explains_an_expired_resume(post_run, clock):
+    run = post_run("t-1", "r-1", 5)
+    _resume_for(run, state="pending")
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    assert f"The resume was not sent to the agent: {RESUME_NOTE}." in run_expiry_summary(run)
