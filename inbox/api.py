@@ -7,7 +7,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import generics, permissions, status
+from rest_framework import generics, permissions, serializers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,8 +16,9 @@ from rest_framework.views import APIView
 from agents.auth import AgentTokenAuthentication
 from agents.models import Agent
 from inbox import selectors
+from inbox.decisions import DecisionError, decision_submit
 from inbox.ingest import IngestError, parse_body, read_run
-from inbox.models import InboxItem
+from inbox.models import Decision, InboxItem
 from inbox.serializers import ItemSerializer, RunDetailSerializer, RunSerializer
 from inbox.services import run_ingest
 
@@ -230,3 +231,111 @@ class AgentWhoAmIApi(APIView):
     def get(self, request: Request) -> Response:
         agent: Agent = request.auth
         return Response({"slug": agent.slug, "name": agent.name, "enabled": agent.enabled})
+
+
+DECISION_BODY_SCHEMA = {
+    "type": "object",
+    "required": ["status"],
+    "properties": {
+        "status": {"type": "string", "enum": ["resolved", "cancelled"]},
+        "payload": {"description": "The answer, valid against the item's responseSchema. Omit when cancelled."},
+        "comment": {"type": "string", "maxLength": 5000},
+    },
+}
+DECISION_ERROR_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {"type": "string", "description": "invalid_payload | invalid_status | not_open | expired | ..."},
+        "detail": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"path": {"type": "string"}, "message": {"type": "string"}}},
+            "description": "jsonschema errors: path is the payload path joined with '.', '' for the root.",
+        },
+        "state": {"type": "string", "description": "On 409: the item's state (resolved, cancelled, expired)."},
+        "decision": {"type": "object", "description": "On 409 for a decided item: status, payload, decidedBy, ..."},
+    },
+}
+
+
+class DecisionOutputSerializer(serializers.ModelSerializer):
+    user = serializers.CharField(source="user.username")
+
+    class Meta:
+        model = Decision
+        fields = ["id", "status", "payload", "comment", "user", "final", "created_at"]
+
+
+class ItemDecisionApi(APIView):
+    @extend_schema(
+        operation_id="items_decide",
+        summary="Decide an item: resolve it with a payload, or cancel it",
+        description=(
+            "`resolved` carries a `payload` valid against the item's `responseSchema` (denial is "
+            '`{"approved": false}`); `cancelled` carries none. Session or token auth. When every item of the '
+            "run is decided, the batched resume is queued."
+        ),
+        request={"application/json": DECISION_BODY_SCHEMA},
+        responses={
+            201: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="Stored: {item, decision, closed, approvals, required}"
+            ),
+            400: OpenApiResponse(DECISION_ERROR_SCHEMA, description="Invalid body or payload; errors name each path."),
+            403: OpenApiResponse(DECISION_ERROR_SCHEMA, description="Claimed by someone else, or self-approval."),
+            404: OpenApiResponse(DECISION_ERROR_SCHEMA, description="No such item visible to you."),
+            409: OpenApiResponse(DECISION_ERROR_SCHEMA, description="No longer open (state, decision), or `expired`."),
+        },
+        examples=[
+            OpenApiExample("Approve", request_only=True, value={"status": "resolved", "payload": {"approved": True}}),
+            OpenApiExample(
+                "Approve with edits",
+                request_only=True,
+                value={
+                    "status": "resolved",
+                    "comment": "softened the wording",
+                    "payload": {"approved": True, "editedArgs": {"to": "a@b.com", "subject": "Hi", "body": "Hello"}},
+                },
+            ),  # fmt: skip
+            OpenApiExample("Cancel", request_only=True, value={"status": "cancelled"}),
+            OpenApiExample(
+                "Invalid payload",
+                response_only=True,
+                status_codes=["400"],
+                value={
+                    "error": "invalid_payload",
+                    "detail": "The answer does not match the schema at 'year': ...",
+                    "errors": [{"path": "year", "message": "1999 is less than the minimum of 2000"}],
+                },
+            ),  # fmt: skip
+        ],
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        body = request.data
+        if not isinstance(body, dict):
+            return Response({"error": "invalid_body", "detail": "The body must be a JSON object.", "field": "body",
+                             "errors": [{"path": "body", "message": "must be a JSON object"}]}, status=400)  # fmt: skip
+        comment = body.get("comment", "")
+        if comment is None:
+            comment = ""
+        if not isinstance(comment, str) or len(comment) > 5000:
+            return Response({"error": "invalid_comment", "detail": "comment must be a string of at most 5000 characters.",
+                             "field": "comment", "errors": [{"path": "comment", "message": "must be a string, "
+                             "at most 5000 characters"}]}, status=400)  # fmt: skip
+        try:
+            outcome = decision_submit(item_id=pk, user=request.user, status=body.get("status"),
+                                      payload=body.get("payload"), comment=comment)  # fmt: skip
+        except DecisionError as error:
+            data = error.as_dict()
+            if error.errors:
+                data.setdefault("field", error.errors[0]["path"])
+            return Response(data, status=error.status)
+        return Response(
+            {
+                "item": ItemSerializer(outcome.item, context={"request": request}).data,
+                "decision": DecisionOutputSerializer(outcome.decision).data,
+                "closed": outcome.closed,
+                "approvals": outcome.approvals,
+                "required": outcome.required,
+            },
+            status=status.HTTP_201_CREATED,
+        )

@@ -1,24 +1,222 @@
-"""Server-rendered pages. Placeholder bodies until the approver pages land (issue 3)."""
+"""The approver's pages: the inbox list, an item, a run (decide all its interrupts at once), and the
+HTML fragments the live page script asks for. Views parse, call one service, and render."""
 
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.db import transaction
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from inbox import forms, page_selectors
+from inbox.decisions import DecisionError, decision_submit
+from inbox.expiry import run_expiry_summary
+from inbox.models import InboxItem, Run, Thread
+from inbox.page_selectors import ListFilters
+from inbox.selectors import visible_agents
 
 
 @login_required
-def item_list(request):
-    return HttpResponse("inbox")
+@require_GET
+def item_list(request: HttpRequest) -> HttpResponse:
+    filters = ListFilters.from_query(request.GET)
+    counts = page_selectors.tab_counts(user=request.user, filters=filters)
+    page = page_selectors.list_page(user=request.user, filters=filters, counts=counts)
+    context = {
+        "filters": filters,
+        "counts": counts,
+        "page": page,
+        "items": list(page.object_list),
+        "options": page_selectors.filter_options(user=request.user, filters=filters),
+        "tabs": [
+            (tab, tab.title(), counts[tab], filters.querystring(tab=tab, page=1, sort=""))
+            for tab in page_selectors.TABS
+        ],
+        "base_qs": filters.querystring(page=1),
+    }
+    return render(request, "inbox/list.html", context)
 
 
 @login_required
-def item_detail(request, pk: int):
-    return HttpResponse(f"item {pk}")
+@require_GET
+def item_rows(request: HttpRequest) -> HttpResponse:
+    """``<tr>`` rows for the live list: ``?ids=1,2`` plus the list's filters."""
+    try:
+        ids = [int(part) for part in request.GET.get("ids", "").split(",") if part.strip()]
+    except ValueError:
+        return HttpResponseBadRequest("ids: a comma-separated list of item ids", content_type="text/plain")
+    filters = ListFilters.from_query(request.GET)
+    items = page_selectors.rows_by_ids(user=request.user, filters=filters, ids=ids)
+    return render(request, "inbox/_rows.html", {"items": items, "filters": filters})
 
 
 @login_required
-def run_detail(request, pk: int):
-    return HttpResponse(f"run {pk}")
+@require_GET
+def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    item = page_selectors.item_for_page(user=request.user, pk=pk)
+    if item is None:
+        raise Http404("No such item.")
+    return _item_page(request, item)
 
 
 @login_required
-def thread_detail(request, pk: int):
-    return HttpResponse(f"thread {pk}")
+@require_POST
+def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
+    item = page_selectors.item_for_page(user=request.user, pk=pk)
+    if item is None:
+        raise Http404("No such item.")
+    try:
+        status, payload = forms.read_decision(item, request.POST)
+        outcome = decision_submit(item_id=item.pk, user=request.user, status=status, payload=payload,
+                                  comment=forms.read_comment(request.POST))  # fmt: skip
+    except (forms.DecisionInputError, DecisionError) as error:
+        item.refresh_from_db()
+        return _item_page(request, item, error=error, post=request.POST, status=error.status)
+    if outcome.closed:
+        messages.success(request, f"{_decision_words(outcome.item)} — {item.interrupt_id}.")
+    else:
+        messages.info(request, f"Approval recorded: {outcome.approvals} of {outcome.required} needed.")
+    return redirect(item)
+
+
+def _decision_words(item: InboxItem) -> str:
+    if item.status == InboxItem.Status.CANCELLED:
+        return "Cancelled"
+    payload = item.response_payload
+    if isinstance(payload, dict) and payload.get("approved") is False or payload is False:
+        return "Denied"
+    if isinstance(payload, dict) and "editedArgs" in payload:
+        return "Approved with edits"
+    return "Approved" if isinstance(payload, dict) and payload.get("approved") is True else "Answered"
+
+
+def _item_page(request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200) -> HttpResponse:
+    siblings = page_selectors.run_items(item.run)
+    errors = forms.field_errors(getattr(error, "errors", []) or [])
+    decided = sum(
+        1 for sibling in siblings if sibling.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)
+    )
+    context = {
+        "item": item,
+        "run": item.run,
+        "siblings": siblings,
+        "decided_count": decided,
+        "ui": forms.decision_ui(item, post=post, errors=errors) if item.is_open else None,
+        "error": error,
+        "comment": post.get("comment", "") if post is not None else "",
+        "decisions": list(item.decisions.select_related("user")),
+        "next_item": page_selectors.next_open_item(user=request.user, after=item) if not item.is_open else None,
+    }
+    return render(request, "inbox/item.html", context, status=status)
+
+
+@login_required
+@require_GET
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = page_selectors.run_for_page(user=request.user, pk=pk)
+    if run is None:
+        raise Http404("No such run.")
+    return _run_page(request, run)
+
+
+@login_required
+@require_POST
+def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
+    """Decide several interrupts of one run in one go: all of them are stored, or none."""
+    run = page_selectors.run_for_page(user=request.user, pk=pk)
+    if run is None:
+        raise Http404("No such run.")
+    items = page_selectors.run_items(run)
+    try:
+        comment = forms.read_comment(request.POST)
+        choices = [(item, forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", "")))
+                   for item in items if item.is_open]  # fmt: skip
+        chosen = [(item, choice) for item, choice in choices if choice is not None]
+        if not chosen:
+            raise forms.DecisionInputError("Choose a decision for at least one interrupt.")
+        with transaction.atomic():
+            for item, (status, payload) in chosen:
+                _submit_for_run(item, request.user, status, payload, comment)
+    except (forms.DecisionInputError, DecisionError) as error:
+        return _run_page(request, run, error=error, post=request.POST, status=error.status)
+    messages.success(request, f"{len(chosen)} decision{'s' if len(chosen) != 1 else ''} recorded.")
+    return redirect(run)
+
+
+def _submit_for_run(item: InboxItem, user, status: str, payload: Any, comment: str) -> None:
+    try:
+        decision_submit(item_id=item.pk, user=user, status=status, payload=payload, comment=comment)
+    except DecisionError as error:
+        error.message = f"{item.interrupt_id}: {error.message}"
+        raise
+
+
+def _run_page(request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200) -> HttpResponse:
+    items = page_selectors.run_items(run)
+    rows = [_run_row(item, post) for item in items]
+    context = {
+        "run": run,
+        "rows": rows,
+        "items": items,
+        "error": error,
+        "comment": post.get("comment", "") if post is not None else "",
+        **_run_live_context(run, items),
+    }
+    return render(request, "inbox/run.html", context, status=status)
+
+
+def _run_row(item: InboxItem, post) -> dict[str, Any]:
+    row: dict[str, Any] = {"item": item, "ui": None, "choice": post.get(f"decision-{item.pk}", "") if post else ""}
+    if item.is_open:
+        row["ui"] = forms.decision_ui(item)
+        if row["ui"].mode == "boolean":
+            # What each choice sends, for the live preview of the RunAgentInput.
+            row["approve_json"] = json.dumps(forms.run_choice_payload(item, "approve")[1])
+            row["deny_json"] = json.dumps(forms.run_choice_payload(item, "deny")[1])
+    return row
+
+
+def _run_live_context(run: Run, items: list[InboxItem]) -> dict[str, Any]:
+    resume = _resume_of(run)
+    decided = sum(1 for item in items if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED))
+    preview = page_selectors.resume_preview(run=run, items=items) if resume is None else None
+    return {
+        "resume": resume,
+        "resumed_run": resume.resumed_run if resume is not None and resume.resumed_run_id else None,
+        "decided_count": decided,
+        "open_count": sum(1 for item in items if item.is_open),
+        "expired_count": sum(1 for item in items if item.status == InboxItem.Status.EXPIRED),
+        "preview": preview,
+        "preview_json": json.dumps(preview["input"], indent=2, ensure_ascii=False) if preview else "",
+        "expiry_summary": run_expiry_summary(run),
+    }
+
+
+def _resume_of(run: Run):
+    from inbox.models import Resume
+
+    return Resume.objects.select_related("resumed_run").filter(run=run).first()
+
+
+@login_required
+@require_GET
+def run_live(request: HttpRequest, pk: int) -> HttpResponse:
+    """The run page's live parts (resume state, item statuses, the resumed run's events) as a fragment."""
+    run = page_selectors.run_for_page(user=request.user, pk=pk)
+    if run is None:
+        raise Http404("No such run.")
+    items = page_selectors.run_items(run)
+    return render(request, "inbox/_run_live.html", {"run": run, "items": items, **_run_live_context(run, items)})
+
+
+@login_required
+@require_GET
+def thread_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A thread's timeline lives with the audit pages."""
+    get_object_or_404(Thread.objects.filter(agent__in=visible_agents(request.user)), pk=pk)
+    return redirect(f"/audit/threads/{pk}/")

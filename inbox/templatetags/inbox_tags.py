@@ -1,0 +1,92 @@
+"""Small filters for the approver pages. Everything here returns plain text: the templates escape it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from django import template
+from django.utils import timezone
+
+register = template.Library()
+
+CORE_REASONS = {"tool_call": "Tool call", "input_required": "Input required", "confirmation": "Confirmation"}
+
+
+@register.filter
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+@register.filter
+def compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+@register.filter
+def reason_label(reason: str) -> str:
+    return CORE_REASONS.get(reason, reason)
+
+
+@register.filter
+def reason_class(reason: str) -> str:
+    return f"reason-{reason.replace('_', '-')}" if reason in CORE_REASONS else "reason-custom"
+
+
+@register.filter
+def message_text(content: Any) -> str:
+    """A snapshot message's content: a string, or a list of parts of which the text ones are shown."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text", "") for part in content if isinstance(part, dict) and part.get("type") == "text"]
+        if texts:
+            return "\n".join(texts)
+    return pretty_json(content)
+
+
+@register.filter
+def tool_call_args(tool_call: Any) -> str:
+    """An assistant message's toolCalls[i].function.arguments, pretty when it is JSON."""
+    arguments = ((tool_call or {}).get("function") or {}).get("arguments", "")
+    try:
+        return pretty_json(json.loads(arguments))
+    except (TypeError, ValueError):
+        return str(arguments)
+
+
+@register.filter
+def get_item(mapping: dict, key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None
+
+
+@register.filter
+def short_age(value: datetime | None) -> str:
+    """ "just now", "4 min ago", "3 h ago", "2 d ago": short enough for a table column."""
+    if value is None:
+        return ""
+    seconds = max(0, int((timezone.now() - value).total_seconds()))
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600} h ago"
+    return f"{seconds // 86400} d ago"
+
+
+@register.filter
+def kv_pairs(mapping: Any) -> list[tuple[str, str, bool]]:
+    """Top-level (key, text, is_json) pairs of a JSON object, for a readable summary of metadata."""
+    if not isinstance(mapping, dict):
+        return []
+    pairs = []
+    for key, value in mapping.items():
+        if isinstance(value, str | int | float | bool) or value is None:
+            pairs.append((str(key), value if isinstance(value, str) else json.dumps(value), False))
+        else:
+            pairs.append((str(key), compact_json(value), True))
+    return pairs

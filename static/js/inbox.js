@@ -1,0 +1,241 @@
+/* Approval Inbox page behaviour: countdowns, keyboard navigation, the edit diff, the run page's live
+   RunAgentInput preview. Plain JS, no build step; every feature degrades to plain links and forms. */
+(function () {
+  "use strict";
+
+  // --- countdowns -------------------------------------------------------------------------------
+  function formatRemaining(ms) {
+    var s = Math.floor(ms / 1000);
+    var d = Math.floor(s / 86400), h = Math.floor((s % 86400) / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    if (d > 0) return d + "d " + h + "h";
+    if (h > 0) return h + "h " + String(m).padStart(2, "0") + "m";
+    return m + "m " + String(sec).padStart(2, "0") + "s";
+  }
+
+  function tickCountdowns() {
+    var now = Date.now();
+    document.querySelectorAll("[data-expires]").forEach(function (el) {
+      var at = Date.parse(el.getAttribute("data-expires"));
+      if (isNaN(at)) return;
+      var left = at - now;
+      el.classList.toggle("is-past", left <= 0);
+      el.classList.toggle("is-urgent", left > 0 && left < 5 * 60 * 1000);
+      el.classList.toggle("is-soon", left >= 5 * 60 * 1000 && left < 60 * 60 * 1000);
+      el.textContent = left <= 0 ? "expired" : "in " + formatRemaining(left);
+    });
+  }
+
+  // --- list: rows, keyboard ---------------------------------------------------------------------
+  function rows() { return Array.prototype.slice.call(document.querySelectorAll("tr[data-item-row]")); }
+
+  function select(index) {
+    var all = rows();
+    if (!all.length) return;
+    index = Math.max(0, Math.min(all.length - 1, index));
+    all.forEach(function (row, i) { row.classList.toggle("is-selected", i === index); row.setAttribute("aria-selected", i === index ? "true" : "false"); });
+    all[index].scrollIntoView({ block: "nearest" });
+  }
+
+  function selectedIndex() { return rows().findIndex(function (row) { return row.classList.contains("is-selected"); }); }
+
+  function openRow(row) { if (row && row.dataset.href) window.location.href = row.dataset.href; }
+
+  function typing(target) {
+    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
+  }
+
+  var pendingG = false;
+  function onKey(event) {
+    if (event.metaKey || event.ctrlKey || event.altKey) return;
+    var dialog = document.getElementById("shortcuts");
+    if (event.key === "Escape" && typing(event.target)) { event.target.blur(); return; }
+    if (typing(event.target)) return;
+    if (event.key === "?") { event.preventDefault(); if (dialog && !dialog.open) dialog.showModal(); return; }
+    if (dialog && dialog.open) return;
+    if (pendingG) {
+      pendingG = false;
+      if (event.key === "i") { window.location.href = "/inbox/"; return; }
+    }
+    if (event.key === "g") { pendingG = true; setTimeout(function () { pendingG = false; }, 1000); return; }
+    if (event.key === "/") {
+      var search = document.querySelector("[data-search]");
+      if (search) { event.preventDefault(); search.focus(); search.select(); }
+      return;
+    }
+    if (!rows().length) return;
+    if (event.key === "j") { event.preventDefault(); select(selectedIndex() + 1); }
+    else if (event.key === "k") { event.preventDefault(); var i = selectedIndex(); select(i < 0 ? 0 : i - 1); }
+    else if (event.key === "Enter") {
+      var index = selectedIndex();
+      if (index >= 0) { event.preventDefault(); openRow(rows()[index]); }
+    }
+  }
+
+  function onRowClick(event) {
+    var row = event.target.closest("tr[data-item-row]");
+    if (!row || event.target.closest("a, button, input, select, textarea")) return;
+    if (window.getSelection && String(window.getSelection())) return;  // let people select text
+    openRow(row);
+  }
+
+  // --- diff ------------------------------------------------------------------------------------
+  function lineDiff(a, b) {
+    var n = a.length, m = b.length, i, j;
+    if (n * m > 400000) return null;
+    var lcs = [];
+    for (i = 0; i <= n; i++) { lcs.push(new Array(m + 1).fill(0)); }
+    for (i = n - 1; i >= 0; i--) for (j = m - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+    var out = []; i = 0; j = 0;
+    while (i < n && j < m) {
+      if (a[i] === b[j]) { out.push(["same", a[i]]); i++; j++; }
+      else if (lcs[i + 1][j] >= lcs[i][j + 1]) { out.push(["del", a[i]]); i++; }
+      else { out.push(["add", b[j]]); j++; }
+    }
+    while (i < n) out.push(["del", a[i++]]);
+    while (j < m) out.push(["add", b[j++]]);
+    return out;
+  }
+
+  // Keys sorted: the diff shows what changes in meaning, not a reordering of keys.
+  function sortKeys(value) {
+    if (Array.isArray(value)) return value.map(sortKeys);
+    if (value && typeof value === "object") {
+      var sorted = {};
+      Object.keys(value).sort().forEach(function (key) { sorted[key] = sortKeys(value[key]); });
+      return sorted;
+    }
+    return value;
+  }
+
+  function normalise(text) {
+    try { return JSON.stringify(sortKeys(JSON.parse(text)), null, 2); } catch (e) { return null; }
+  }
+
+  function renderDiff(container, before, after, invalidMessage) {
+    container.textContent = "";
+    if (after === null) {
+      var p = document.createElement("p"); p.className = "muted"; p.textContent = invalidMessage || "Not valid JSON yet.";
+      container.appendChild(p); return;
+    }
+    var ops = lineDiff(before.split("\n"), after.split("\n"));
+    if (!ops) { container.textContent = "Too large to compare."; return; }
+    var changed = ops.some(function (op) { return op[0] !== "same"; });
+    if (!changed) {
+      var same = document.createElement("p"); same.className = "muted"; same.textContent = "No changes: identical to the proposal.";
+      container.appendChild(same); return;
+    }
+    ops.forEach(function (op) {
+      var line = document.createElement("div");
+      line.className = "diff-line diff-" + op[0];
+      line.textContent = op[1];
+      container.appendChild(line);
+    });
+  }
+
+  function setupEditDiff() {
+    document.querySelectorAll("[data-edited-args]").forEach(function (area) {
+      var box = area.closest("[data-edit-box]") || document;
+      var target = box.querySelector("[data-diff]");
+      var proposal = normalise(area.dataset.proposal) || area.dataset.proposal;
+      function update() { renderDiff(target, proposal, normalise(area.value), "Not valid JSON yet: fix it to see the changes."); }
+      area.addEventListener("input", update);
+      update();
+    });
+    document.querySelectorAll("[data-diff-from]").forEach(function (el) {
+      renderDiff(el, normalise(el.dataset.diffFrom) || el.dataset.diffFrom, normalise(el.dataset.diffTo));
+    });
+  }
+
+  // --- run page --------------------------------------------------------------------------------
+  function setupRunPreview() {
+    var form = document.querySelector("[data-run-form]");
+    var pre = document.getElementById("resume-preview");
+    if (form) {
+      form.querySelectorAll("[data-set-all]").forEach(function (button) {
+        button.addEventListener("click", function () {
+          var value = button.dataset.setAll;
+          form.querySelectorAll("[data-run-item]").forEach(function (li) {
+            var radio = li.querySelector('input[type=radio][value="' + value + '"]');
+            if (radio) radio.checked = true;
+          });
+          form.dispatchEvent(new Event("change"));
+        });
+      });
+    }
+    if (!form || !pre) return;
+    function update() {
+      // Looked up each time: the live script may have swapped the resume block for a fresher copy.
+      var target = document.getElementById("resume-preview");
+      if (!target) return;
+      var base, entries;
+      try { base = JSON.parse(target.dataset.previewBase); entries = JSON.parse(target.dataset.previewEntries); } catch (e) { return; }
+      var resume = [], waiting = 0;
+      entries.forEach(function (entry) {
+        if (entry.entry) { resume.push(entry.entry); return; }
+        var li = form.querySelector('[data-run-item="' + entry.pk + '"]');
+        var checked = li && li.querySelector("input[type=radio]:checked:not([disabled])");
+        var choice = checked ? checked.value : "";
+        if (choice === "cancel") resume.push({ interruptId: entry.interruptId, status: "cancelled" });
+        else if ((choice === "approve" || choice === "deny") && li.dataset[choice]) {
+          resume.push({ interruptId: entry.interruptId, status: "resolved", payload: JSON.parse(li.dataset[choice]) });
+        } else if (entry.status === "open") waiting++;
+      });
+      target.textContent = JSON.stringify(Object.assign({}, base, { resume: resume }), null, 2);
+      var summary = form.querySelector("[data-run-summary]");
+      if (summary) summary.textContent = waiting ? waiting + " still undecided after this: the resume waits for them." :
+        "This completes the run: the resume above is sent.";
+    }
+    form.addEventListener("change", update);
+    update();
+  }
+
+  // --- small things ----------------------------------------------------------------------------
+  function csrfToken() {
+    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
+    if (input) return input.value;
+    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
+    return match ? decodeURIComponent(match[1]) : "";
+  }
+
+  function setupApiButtons() {
+    document.addEventListener("click", function (event) {
+      var button = event.target.closest("[data-api-post]");
+      if (!button) return;
+      button.disabled = true;
+      fetch(button.dataset.apiPost, { method: "POST", credentials: "same-origin",
+        headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
+        .then(function (response) {
+          if (response.ok) { window.location.reload(); return; }
+          return response.json().then(function (body) {
+            button.disabled = false;
+            alert((body && (body.detail || body.error)) || "The request failed.");
+          });
+        })
+        .catch(function () { button.disabled = false; });
+    });
+  }
+
+  function setupFilters() {
+    document.querySelectorAll("[data-autosubmit]").forEach(function (select) {
+      select.addEventListener("change", function () { select.form.submit(); });
+    });
+    document.querySelectorAll("[data-show-shortcuts]").forEach(function (button) {
+      button.addEventListener("click", function () { var d = document.getElementById("shortcuts"); if (d) d.showModal(); });
+    });
+  }
+
+  function init() {
+    tickCountdowns();
+    setInterval(tickCountdowns, 1000);
+    document.addEventListener("keydown", onKey);
+    document.addEventListener("click", onRowClick);
+    setupEditDiff();
+    setupRunPreview();
+    setupApiButtons();
+    setupFilters();
+  }
+
+  window.Inbox = { tickCountdowns: tickCountdowns, renderDiff: renderDiff, lineDiff: lineDiff };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
+})();

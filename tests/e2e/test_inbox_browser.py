@@ -1,0 +1,254 @@
+"""The approver's inbox in Debian's Chromium against the live ASGI server: items posted through the ingest
+API appear, and each kind of interrupt is decided the way a person would.
+
+Set INBOX_SCREENSHOTS=<dir> to save a screenshot of each page the tests visit."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.utils import timezone
+from playwright.sync_api import Page, expect
+
+from inbox.models import Decision, InboxItem, Run
+from tests.conftest import spec_example
+
+pytestmark = pytest.mark.browser
+SCREENSHOTS = os.environ.get("INBOX_SCREENSHOTS")
+T = TypeVar("T")
+
+
+def shot(page: Page, name: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(autouse=True)
+def orm_beside_playwright(django_db_setup, monkeypatch):
+    """Playwright's sync API keeps an event loop on this thread, so Django's async guard would refuse the
+    test's own (synchronous, safe) ORM reads. ``django_db_setup`` first: the test DB exists before Chromium."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def off_loop(function: Callable[..., T], *args: Any) -> T:
+    """Run on a thread of its own, as an agent's request would: the live push after commit uses
+    async_to_sync, which refuses to run on this thread's event loop."""
+
+    def call() -> T:
+        try:
+            return function(*args)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result()
+
+
+def stored(model, **lookup):
+    return model.objects.get(**lookup)
+
+
+@pytest.fixture
+def post_run(agent):
+    """POST a run to the ingest API as the agent; returns the stored Run."""
+
+    def post(body) -> Run:
+        def send():
+            response = Client().post(
+                "/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth
+            )
+            assert response.status_code == 201, response.content
+            return response.json()["id"]
+
+        return Run.objects.get(pk=off_loop(send))
+
+    return post
+
+
+def email_with_proposal() -> dict:
+    args = {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
+    return {"events": [
+        {"type": "RUN_STARTED", "threadId": "thread-2", "runId": "run-10"},
+        {"type": "TOOL_CALL_START", "toolCallId": "tc-42", "toolCallName": "sendEmail"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-42", "delta": json.dumps(args)},
+        {"type": "TOOL_CALL_END", "toolCallId": "tc-42"},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m1", "role": "user", "content": "Email a@b.com, say hi"}]},
+        spec_example("approve_with_edits"),
+    ]}  # fmt: skip
+
+
+def test_items_posted_through_the_api_appear_in_the_inbox(login, alice, post_run):
+    page = login(alice)
+    post_run(spec_example("parallel_interrupts"))
+    post_run(email_with_proposal())
+    page.goto("/inbox/")
+    rows = page.locator("tr[data-item-row]")
+    expect(rows).to_have_count(4)
+    expect(page.locator("#item-rows")).to_contain_text("Approve sendEmail to y@z.com?")
+    expect(page.locator("#item-rows")).to_contain_text("sendEmail")
+    expect(page.locator('[data-count="open"]')).to_have_text("4")
+    expect(rows.first.locator(".countdown")).to_contain_text("in 23h")
+    shot(page, "list")
+
+
+def test_approve_with_edits_sends_the_edited_arguments(login, alice, post_run):
+    run = post_run(email_with_proposal())
+    item = run.items.get()
+    page = login(alice)
+    page.goto(f"/inbox/items/{item.pk}/")
+    expect(page.locator("[data-proposed-args]")).to_contain_text('"body": "Hi"')
+    page.get_by_text("Approve with edits…").click()
+    editor = page.locator("[data-edited-args]")
+    expect(editor).to_contain_text('"body": "Hi"')
+    prefilled = json.loads(editor.input_value())
+    assert prefilled == {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
+    edited = prefilled | {"body": "Hi (revised per my note)"}
+    editor.fill(json.dumps(edited, indent=2))
+    diff = page.locator("[data-diff]")
+    expect(diff.locator(".diff-del")).to_have_text(['  "body": "Hi",'])
+    expect(diff.locator(".diff-add")).to_have_text(['  "body": "Hi (revised per my note)",'])
+    shot(page, "item-edit-diff")
+    page.get_by_role("button", name="Approve with these edits").click()
+
+    expect(page.locator(".flash-success")).to_contain_text("Approved with edits")
+    expect(page.locator("[data-item-status]").first).to_have_text("Resolved")
+    decision = stored(Decision, item=item)
+    assert decision.user == alice
+    assert decision.payload == {"approved": True, "editedArgs": edited}
+    shot(page, "item-decided")
+
+
+def test_the_parallel_example_is_decided_approve_approve_cancel_on_the_run_page(login, alice, post_run):
+    run = post_run(spec_example("parallel_interrupts"))
+    page = login(alice)
+    page.goto(f"/inbox/runs/{run.pk}/")
+    items = page.locator("[data-run-item]")
+    expect(items).to_have_count(3)
+    page.get_by_role("button", name="Approve", exact=True).first.click()  # "Set all: Approve"
+    items.nth(2).locator(".seg-cancel").click()
+    preview = page.locator("#resume-preview")
+    expect(preview).to_contain_text('"interruptId": "i-3",\n      "status": "cancelled"')
+    expect(page.locator("[data-run-summary]")).to_contain_text("This completes the run")
+    shot(page, "run-chosen")
+    page.get_by_role("button", name="Submit decisions").click()
+
+    expect(page.locator(".flash-success")).to_contain_text("3 decisions recorded")
+    for pk, status in zip(run.items.order_by("position").values_list("pk", flat=True),
+                          ["Resolved", "Resolved", "Cancelled"], strict=True):  # fmt: skip
+        expect(page.locator(f'.run-item [data-item-status="{pk}"]')).to_have_text(status)
+    decided = {item.interrupt_id: (item.status, item.response_payload) for item in run.items.order_by("position")}
+    assert decided == {"i-1": ("resolved", {"approved": True}), "i-2": ("resolved", {"approved": True}),
+                       "i-3": ("cancelled", None)}  # fmt: skip
+    shot(page, "run-decided")
+
+
+def test_the_quarterly_filing_form_refuses_bad_answers_next_to_the_fields_then_accepts(login, alice, post_run):
+    body = copy.deepcopy(spec_example("non_tool_input_request"))
+    body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
+    item = post_run(body).items.get()
+    page = login(alice)
+    page.goto(f"/inbox/items/{item.pk}/")
+    form = page.locator("[data-schema-form]")
+    form.locator("select").select_option("Q1")
+    year = form.locator("input").nth(0)
+    year.fill("1999")
+    page.get_by_role("button", name="Submit answer").click()
+
+    expect(page.locator(".form-summary")).to_contain_text("Not saved: please fix the 2 problems")
+    year_row = page.locator(".rjf-form-row", has_text="Year")
+    expect(year_row).to_contain_text("1999 is less than the minimum of 2000")
+    revenue_row = page.locator(".rjf-form-row", has_text="Revenue")
+    expect(revenue_row).to_contain_text("This field is required.")
+    shot(page, "form-errors")
+    assert stored(InboxItem, pk=item.pk).status == "open"
+
+    form = page.locator("[data-schema-form]")
+    expect(form.locator("select")).to_have_value("Q1")
+    form.locator("input").nth(0).fill("2026")
+    form.locator("input").nth(1).fill("4200000")
+    page.get_by_role("button", name="Submit answer").click()
+    expect(page.locator(".flash-success")).to_contain_text("Answered")
+    assert stored(InboxItem, pk=item.pk).response_payload == {"quarter": "Q1", "year": 2026, "revenue": 4200000}
+
+
+def test_an_unknown_reason_renders_and_can_be_decided(login, alice, post_run):
+    run = post_run({"type": "RUN_FINISHED", "threadId": "t-m", "runId": "r-m", "outcome": {"type": "interrupt",
+                    "interrupts": [{"id": "mig-1", "reason": "acme:db_migration",
+                                    "message": "Apply migration 0042_drop_legacy_orders?",
+                                    "metadata": {"tables": ["orders_legacy"], "lockSeconds": 12}}]}})  # fmt: skip
+    page = login(alice)
+    page.goto(f"/inbox/items/{run.items.get().pk}/")
+    expect(page.locator(".item-badges .badge")).to_have_text("acme:db_migration")
+    expect(page.locator("h1")).to_have_text("Apply migration 0042_drop_legacy_orders?")
+    summary = page.locator("[data-metadata-summary]")
+    expect(summary).to_be_visible()
+    expect(summary).to_contain_text('tables["orders_legacy"]')
+    expect(summary).to_contain_text("lockSeconds12")
+    shot(page, "item-custom-reason")
+    page.get_by_role("button", name="Deny").click()
+    expect(page.locator(".flash-success")).to_contain_text("Denied")
+    assert stored(InboxItem, interrupt_id="mig-1").response_payload == {"approved": False}
+
+
+def test_an_xss_payload_in_message_and_metadata_stays_inert(login, alice, post_run):
+    script = "<script>window.__xss = 'script'</script>"
+    image = "<img src=x onerror=\"window.__xss = 'img'\">"
+    run = post_run({"type": "RUN_FINISHED", "threadId": "t-x", "runId": "r-x", "outcome": {"type": "interrupt",
+                    "interrupts": [{"id": "x-1", "reason": "confirmation", "message": f"Hello {script}{image}",
+                                    "metadata": {"note": image, "more": script},
+                                    "responseSchema": {"type": "object", "title": image, "properties": {
+                                        "approved": {"type": "boolean", "title": image},
+                                        "why": {"type": "string", "title": script}}, "required": ["why"]}}]}})  # fmt: skip
+    page = login(alice)
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    item = run.items.get()
+    for url in ("/inbox/", f"/inbox/items/{item.pk}/", f"/inbox/runs/{run.pk}/"):
+        page.goto(url)
+        page.wait_for_load_state("load")
+        assert page.evaluate("window.__xss") is None, url
+    page.goto(f"/inbox/items/{item.pk}/")
+    expect(page.locator("h1.item-message")).to_have_text(f"Hello {script}{image}")
+    page.locator("summary", has_text="Metadata").click()
+    expect(page.locator("[data-metadata]")).to_be_visible()
+    expect(page.locator("[data-metadata]")).to_contain_text(image.replace('"', '\\"'))
+    expect(page.locator("[data-schema-form]")).to_contain_text("<script>")  # the schema title, as text
+    assert page.locator("img[src=x]").count() == 0
+    assert page.evaluate("window.__xss") is None
+    assert dialogs == []
+    shot(page, "item-xss")
+
+
+def test_keyboard_navigation_moves_opens_and_lists_shortcuts(login, alice, post_run):
+    run = post_run(spec_example("parallel_interrupts"))
+    items = list(run.items.order_by("expires_at", "pk"))
+    page = login(alice)
+    page.goto("/inbox/")
+    rows = page.locator("tr[data-item-row]")
+    expect(rows).to_have_count(3)
+    page.keyboard.press("j")
+    expect(rows.nth(0)).to_have_class("row-open is-selected")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    expect(rows.nth(1)).to_have_class("row-open is-selected")
+    expect(page.locator("tr.is-selected")).to_have_count(1)
+    page.keyboard.press("?")
+    expect(page.locator("#shortcuts")).to_be_visible()
+    expect(page.locator("#shortcuts")).to_contain_text("Next item")
+    page.keyboard.press("Escape")
+    expect(page.locator("#shortcuts")).to_be_hidden()
+    page.keyboard.press("Enter")
+    page.wait_for_url(f"**/inbox/items/{items[1].pk}/")
+    expect(page.locator("h1")).to_have_text(items[1].message)

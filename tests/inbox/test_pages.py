@@ -1,0 +1,523 @@
+"""The approver pages through Django's test client: what they show, to whom, and what their forms store."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from inbox.models import Decision, InboxItem, Run
+from tests.conftest import spec_example
+
+XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def interrupt_run(thread: str, run: str, interrupts: list[dict], events: list[dict] | None = None) -> dict:
+    finished = {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
+                "outcome": {"type": "interrupt", "interrupts": interrupts}}  # fmt: skip
+    if events is None:
+        return finished
+    return {"events": [{"type": "RUN_STARTED", "threadId": thread, "runId": run}, *events, finished]}
+
+
+def quarterly_filing() -> dict:
+    body = copy.deepcopy(spec_example("non_tool_input_request"))
+    body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
+    return body
+
+
+def email_with_proposal() -> dict:
+    """The spec's approve-with-edits example, preceded by the tool call and snapshots it interrupts."""
+    args = {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
+    finished = spec_example("approve_with_edits")
+    return {"events": [
+        {"type": "RUN_STARTED", "threadId": "thread-2", "runId": "run-10"},
+        {"type": "TOOL_CALL_START", "toolCallId": "tc-42", "toolCallName": "sendEmail"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-42", "delta": json.dumps(args)},
+        {"type": "TOOL_CALL_END", "toolCallId": "tc-42"},
+        {"type": "MESSAGES_SNAPSHOT", "messages": [
+            {"id": "m1", "role": "user", "content": "Email a@b.com and say hi"},
+            {"id": "m2", "role": "assistant", "content": "Drafted it.", "toolCalls": [
+                {"id": "tc-42", "type": "function", "function": {"name": "sendEmail", "arguments": json.dumps(args)}}]},
+        ]},
+        {"type": "STATE_SNAPSHOT", "snapshot": {"draftCount": 1}},
+        finished,
+    ]}  # fmt: skip
+
+
+@pytest.fixture
+def posted(agent, ingest):
+    """Post a run as the 'mailer' agent; returns its items in order."""
+
+    def post(body, as_agent=None) -> list[InboxItem]:
+        response = ingest(as_agent or agent, body)
+        assert response.status_code == 201, response.content
+        return list(Run.objects.get(pk=response.json()["id"]).items.order_by("position"))
+
+    return post
+
+
+# --- access -----------------------------------------------------------------------------------------
+
+
+def test_the_inbox_sends_anonymous_visitors_to_the_login_page(client):
+    response = client.get("/inbox/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/accounts/login/?next=/inbox/")
+
+
+def test_the_login_page_renders_a_sign_in_form(client, db):
+    response = client.get("/accounts/login/")
+    assert response.status_code == 200
+    assert b'name="username"' in response.content and b'name="password"' in response.content
+
+
+def test_an_outsider_sees_none_of_the_teams_items_and_gets_404_on_their_pages(client, carol, posted):
+    item = posted(spec_example("minimal_tool_approval"))[0]
+    client.force_login(carol)
+
+    listing = client.get("/inbox/")
+    assert listing.status_code == 200
+    assert b"int-abc123" not in listing.content and b"a@b.com" not in listing.content
+    assert client.get(f"/inbox/items/{item.pk}/").status_code == 404
+    assert client.get(f"/inbox/runs/{item.run_id}/").status_code == 404
+    assert client.get(f"/inbox/runs/{item.run_id}/live/").status_code == 404
+    assert client.get(f"/inbox/threads/{item.thread_id}/").status_code == 404
+    assert client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve"}).status_code == 404
+    assert client.post(f"/inbox/runs/{item.run_id}/decide/", {f"decision-{item.pk}": "approve"}).status_code == 404
+    assert b"data-item-row" not in client.get(f"/inbox/rows/?ids={item.pk}").content
+    item.refresh_from_db()
+    assert item.status == "open"
+
+
+# --- the list ----------------------------------------------------------------------------------------
+
+
+def test_the_list_shows_each_open_item_with_agent_reason_message_tool_and_countdown(client, alice, posted):
+    posted(email_with_proposal())
+    client.force_login(alice)
+    response = client.get("/inbox/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Mailer" in page
+    assert "Tool call" in page
+    assert "Send email to a@b.com? You can edit the body before approving." in page
+    assert "<code>sendEmail</code>" in page
+    assert 'class="countdown" data-expires="' in page
+    assert '<tbody id="item-rows" data-source-url="">' in page
+
+
+def test_the_tabs_count_open_decided_and_expired_items(client, alice, posted):
+    items = posted(spec_example("parallel_interrupts"))
+    InboxItem.objects.filter(pk=items[0].pk).update(status="resolved")
+    InboxItem.objects.filter(pk=items[1].pk).update(status="expired")
+    client.force_login(alice)
+    response = client.get("/inbox/")
+    assert response.context["counts"] == {"open": 1, "decided": 1, "expired": 1, "all": 3}
+    page = response.content.decode()
+    for tab, count in (("open", 1), ("decided", 1), ("expired", 1), ("all", 3)):
+        assert f'data-count="{tab}">{count}</span>' in page
+    decided = client.get("/inbox/?tab=decided").content.decode()
+    assert "x@y.com" in decided and "y@z.com" not in decided and "z@w.com" not in decided
+
+
+def test_the_list_filters_by_agent_reason_thread_and_message_text(client, alice, posted, make_agent):
+    posted(spec_example("parallel_interrupts"))
+    posted(quarterly_filing(), as_agent=make_agent("filer"))
+    client.force_login(alice)
+
+    def messages(query: str) -> list[str]:
+        return [item.message for item in client.get(f"/inbox/?{query}").context["items"]]
+
+    assert messages("agent=filer") == ["Please provide the quarterly filing details."]
+    assert messages("reason=input_required") == ["Please provide the quarterly filing details."]
+    assert len(messages("thread=thread-3")) == 3
+    assert messages("q=Y%40Z.COM") == ["Approve sendEmail to y@z.com?"]
+    empty = client.get("/inbox/?q=no-such-words").content.decode()
+    assert "No items match these filters" in empty
+
+
+def test_open_items_are_sorted_by_expiry_by_default_and_newest_first_on_request(client, alice, posted):
+    soon = quarterly_filing()
+    later = interrupt_run("t-later", "r-later", [{"id": "l-1", "reason": "confirmation", "message": "later one",
+                          "expiresAt": (timezone.now() + timedelta(hours=9)).isoformat()}])  # fmt: skip
+    posted(soon)
+    posted(later)
+    client.force_login(alice)
+    default = [item.interrupt_id for item in client.get("/inbox/").context["items"]]
+    newest = [item.interrupt_id for item in client.get("/inbox/?sort=newest").context["items"]]
+    assert default == ["int-form", "l-1"]
+    assert newest == ["l-1", "int-form"]
+
+
+def test_the_list_paginates_fifty_at_a_time(client, alice, posted):
+    posted(interrupt_run("t-many", "r-many", [{"id": f"c-{n}", "reason": "confirmation", "message": f"question {n}"}
+                                              for n in range(60)]))  # fmt: skip
+    client.force_login(alice)
+    first = client.get("/inbox/")
+    second = client.get("/inbox/?page=2")
+    assert len(first.context["items"]) == 50
+    assert len(second.context["items"]) == 10
+    assert "51–60 of 60" in second.content.decode()
+
+
+def test_an_empty_inbox_says_so_helpfully(client, alice):
+    client.force_login(alice)
+    page = client.get("/inbox/").content.decode()
+    assert "You’re all caught up" in page
+
+
+def test_the_list_page_runs_the_same_number_of_queries_for_a_page_of_fifty_whatever_the_data(
+    client, alice, staff, posted, make_agent, django_assert_num_queries
+):
+    client.force_login(alice)
+    posted(interrupt_run("t-a", "r-a", [{"id": f"a-{n}", "reason": "confirmation", "message": "a"} for n in range(3)]))
+    with django_assert_num_queries(6):
+        client.get("/inbox/")
+
+    # Many more items, several agents and reasons, decided ones with their decider, tool proposals.
+    for index in range(3):
+        other = make_agent(f"agent-x{index}")
+        posted(interrupt_run(f"t-{index}", f"r-{index}", [
+            {"id": f"i-{index}-{n}", "reason": ["tool_call", "input_required", f"acme:r{index}"][n % 3],
+             "toolCallId": f"tc-{n}", "message": f"m {n}"} for n in range(40)],
+            events=[{"type": "TOOL_CALL_START", "toolCallId": f"tc-{n}", "toolCallName": "sendEmail"} for n in range(40)]
+            + [{"type": "TOOL_CALL_END", "toolCallId": f"tc-{n}"} for n in range(40)]), as_agent=other)  # fmt: skip
+    InboxItem.objects.filter(reason="input_required").update(status="resolved", decided_by=staff)
+    for query in ("", "tab=all", "tab=decided&sort=expires", "tab=all&page=2&reason=tool_call&q=m"):
+        response = client.get(f"/inbox/?{query}")
+        assert len(response.context["items"]) > 0
+        with django_assert_num_queries(6):
+            response = client.get(f"/inbox/?{query}")
+            response.content  # noqa: B018 -- rendering included
+
+
+def test_the_rows_fragment_returns_only_the_asked_rows_that_match_the_filters(client, alice, posted, make_agent):
+    items = posted(spec_example("parallel_interrupts"))
+    form = posted(quarterly_filing(), as_agent=make_agent("filer"))[0]
+    client.force_login(alice)
+    ids = ",".join(str(item.pk) for item in [*items, form])
+    html = client.get(f"/inbox/rows/?ids={ids}&agent=filer").content.decode()
+    assert html.count("<tr data-item-row") == 1
+    assert f'data-item-id="{form.pk}"' in html
+    assert client.get("/inbox/rows/?ids=1,x").status_code == 400
+
+
+# --- the item page -------------------------------------------------------------------------------------
+
+
+def test_a_tool_call_item_shows_the_proposal_conversation_state_and_run_progress(client, alice, posted):
+    item = posted(email_with_proposal())[0]
+    client.force_login(alice)
+    page = client.get(f"/inbox/items/{item.pk}/").content.decode()
+    assert '<code class="tool-name">sendEmail</code>' in page
+    assert "&quot;subject&quot;: &quot;Hi&quot;" in page
+    assert "Email a@b.com and say hi" in page
+    assert "draftCount" in page
+    assert "0 of 1 decided" in page
+    assert "Approve with edits" in page
+    assert f'data-live-page="item" data-item-id="{item.pk}" data-run-id="{item.run_id}"' in page
+    assert 'id="live-notice"' in page and "data-decision-form" in page
+
+
+def test_an_item_lists_the_other_interrupts_of_its_run(client, alice, posted):
+    items = posted(spec_example("parallel_interrupts"))
+    InboxItem.objects.filter(pk=items[2].pk).update(status="cancelled")
+    client.force_login(alice)
+    page = client.get(f"/inbox/items/{items[0].pk}/").content.decode()
+    assert "1 of 3 decided" in page
+    assert "the resume is sent when all are decided" in page
+    assert "y@z.com" in page and "z@w.com" in page
+
+
+def test_a_custom_reason_renders_from_message_metadata_and_schema(client, alice, posted):
+    item = posted(interrupt_run("t-m", "r-m", [{
+        "id": "mig-1", "reason": "acme:db_migration", "message": "Apply migration 0042?",
+        "metadata": {"tables": ["orders_legacy"]},
+        "responseSchema": {"type": "object", "properties": {"window": {"type": "string", "title": "Window"}},
+                           "required": ["window"]}}]))[0]  # fmt: skip
+    client.force_login(alice)
+    response = client.get(f"/inbox/items/{item.pk}/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "acme:db_migration" in page and "Apply migration 0042?" in page and "orders_legacy" in page
+    assert "data-django-jsonform" in page
+
+
+def test_a_schema_django_jsonform_cannot_render_falls_back_to_the_json_editor(client, alice, posted):
+    schema = {
+        "$defs": {"step": {"type": "object"}},
+        "type": "object",
+        "properties": {"steps": {"type": "array", "items": {"$ref": "#/$defs/step"}}},
+        "required": ["steps"],
+    }
+    item = posted(interrupt_run("t-r", "r-r", [{"id": "r-1", "reason": "input_required", "message": "Plan?",
+                                                "responseSchema": schema}]))[0]  # fmt: skip
+    client.force_login(alice)
+    page = client.get(f"/inbox/items/{item.pk}/").content.decode()
+    assert "data-json-answer" in page and "data-django-jsonform" not in page
+    refused = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "answer", "answer": '{"steps": 3}'})
+    assert refused.status_code == 400
+    assert "<code>steps</code>" in refused.content.decode()
+    accepted = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "answer", "answer": '{"steps": [{}]}'})
+    assert accepted.status_code == 302
+    item.refresh_from_db()
+    assert item.response_payload == {"steps": [{}]}
+
+
+def test_everything_the_agent_sent_is_escaped(client, alice, posted):
+    args = {"to": XSS}
+    item = posted(interrupt_run("t-x", "r-x", [{
+        "id": "x-1", "reason": XSS, "message": XSS, "toolCallId": "tc-x", "metadata": {"note": XSS},
+        "responseSchema": {"type": "object", "title": XSS,
+                           "properties": {"approved": {"type": "boolean", "title": XSS}, "editedArgs": {"type": "object"}},
+                           "required": ["approved"]}}],
+        events=[{"type": "TOOL_CALL_START", "toolCallId": "tc-x", "toolCallName": XSS},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-x", "delta": json.dumps(args)},
+                {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m", "role": "user", "content": XSS}]}]))[0]  # fmt: skip
+    client.force_login(alice)
+    for url in ("/inbox/", "/inbox/?tab=all", f"/inbox/items/{item.pk}/", f"/inbox/runs/{item.run_id}/",
+                f"/inbox/rows/?ids={item.pk}", f"/inbox/runs/{item.run_id}/live/"):  # fmt: skip
+        page = client.get(url).content.decode()
+        assert "<script>alert" not in page, url
+        assert "<img src=x" not in page, url
+        assert "&lt;script&gt;" in page or "&lt;img" in page, url
+
+
+# --- deciding through the pages -------------------------------------------------------------------------
+
+
+def test_approve_on_the_item_page_stores_the_decision_and_shows_it(client, alice, posted):
+    item = posted(spec_example("minimal_tool_approval"))[0]
+    client.force_login(alice)
+    response = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve", "comment": "looks right"},
+                           follow=True)  # fmt: skip
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Approved — int-abc123." in page
+    assert "looks right" in page
+    decision = Decision.objects.get(item=item)
+    assert (decision.user, decision.status, decision.payload, decision.comment) == (
+        alice, "resolved", {"approved": True}, "looks right")  # fmt: skip
+
+
+def test_deny_and_cancel_store_what_the_spec_says(client, alice, posted):
+    first, second, _ = posted(spec_example("parallel_interrupts"))
+    client.force_login(alice)
+    client.post(f"/inbox/items/{first.pk}/decide/", {"action": "deny"})
+    client.post(f"/inbox/items/{second.pk}/decide/", {"action": "cancel"})
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, first.response_payload) == ("resolved", {"approved": False})
+    assert (second.status, second.response_payload) == ("cancelled", None)
+
+
+def test_approve_with_edits_sends_the_edited_arguments_as_a_full_replacement(client, alice, posted):
+    item = posted(email_with_proposal())[0]
+    client.force_login(alice)
+    edited = {"to": "a@b.com", "subject": "Hi", "body": "Hi (revised per my note)"}
+    response = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "edit", "edited_args": json.dumps(edited)})
+    assert response.status_code == 302
+    item.refresh_from_db()
+    assert item.response_payload == {"approved": True, "editedArgs": edited}
+
+
+def test_edited_arguments_that_are_not_json_are_refused_next_to_the_editor(client, alice, posted):
+    item = posted(email_with_proposal())[0]
+    client.force_login(alice)
+    response = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "edit", "edited_args": "{to: nope"})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "<code>editedArgs</code> Not valid JSON" in page
+    assert "{to: nope</textarea>" in page
+    assert not Decision.objects.exists()
+
+
+def test_a_form_answer_that_breaks_the_schema_is_refused_with_errors_by_field(client, alice, posted):
+    item = posted(quarterly_filing())[0]
+    client.force_login(alice)
+    response = client.post(f"/inbox/items/{item.pk}/decide/",
+                           {"action": "answer", "answer": json.dumps({"quarter": "Q1", "year": 1999, "revenue": ""})})  # fmt: skip
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "Not saved: please fix the 2 problems marked below." in page
+    # django-jsonform shows each error next to its input, from the errorMap it is given.
+    assert "&quot;errorMap&quot;: {&quot;revenue&quot;: [&quot;This field is required.&quot;]" in page
+    assert "&quot;year&quot;: [&quot;1999 is less than the minimum of 2000&quot;]" in page
+    assert not Decision.objects.exists()
+    accepted = client.post(f"/inbox/items/{item.pk}/decide/",
+                           {"action": "answer", "answer": json.dumps({"quarter": "Q1", "year": 2026, "revenue": 42})})  # fmt: skip
+    assert accepted.status_code == 302
+    item.refresh_from_db()
+    assert item.response_payload == {"quarter": "Q1", "year": 2026, "revenue": 42}
+
+
+def test_a_confirmation_is_yes_or_no(client, alice, posted):
+    item = posted(interrupt_run("t-c", "r-c", [{"id": "c-1", "reason": "confirmation", "message": "Restart?"}]))[0]
+    client.force_login(alice)
+    page = client.get(f"/inbox/items/{item.pk}/").content.decode()
+    assert 'value="approve" class="btn btn-approve" data-action="approve">' in page
+    assert "</svg>Yes</button>" in page and "</svg>No</button>" in page
+    client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve"})
+    item.refresh_from_db()
+    assert item.response_payload == {"approved": True}
+
+
+def test_deciding_an_item_someone_already_decided_shows_their_decision(client, alice, bob, posted):
+    item = posted(spec_example("minimal_tool_approval"))[0]
+    client.force_login(bob)
+    client.post(f"/inbox/items/{item.pk}/decide/", {"action": "deny"})
+    client.force_login(alice)
+    response = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve"})
+    assert response.status_code == 409
+    page = response.content.decode()
+    assert "already resolved" in page
+    assert "bob" in page
+    assert Decision.objects.count() == 1
+
+
+# --- the run page ----------------------------------------------------------------------------------------
+
+
+def test_the_run_page_decides_the_parallel_example_in_one_go(client, alice, posted):
+    items = posted(spec_example("parallel_interrupts"))
+    client.force_login(alice)
+    page = client.get(f"/inbox/runs/{items[0].run_id}/").content.decode()
+    assert page.count("data-run-item=") == 3
+    assert 'id="resume-preview"' in page and "&quot;threadId&quot;: &quot;thread-3&quot;" in page
+    response = client.post(f"/inbox/runs/{items[0].run_id}/decide/", {
+        f"decision-{items[0].pk}": "approve", f"decision-{items[1].pk}": "approve",
+        f"decision-{items[2].pk}": "cancel", "comment": "two of three"})  # fmt: skip
+    assert response.status_code == 302
+    stored = {item.interrupt_id: (item.status, item.response_payload) for item in InboxItem.objects.all()}
+    assert stored == {"i-1": ("resolved", {"approved": True}), "i-2": ("resolved", {"approved": True}),
+                      "i-3": ("cancelled", None)}  # fmt: skip
+    assert set(Decision.objects.values_list("comment", flat=True)) == {"two of three"}
+
+
+def test_the_run_page_stores_all_chosen_decisions_or_none(client, alice, posted):
+    items = posted(spec_example("parallel_interrupts"))
+    InboxItem.objects.filter(pk=items[1].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    client.force_login(alice)
+    response = client.post(f"/inbox/runs/{items[0].run_id}/decide/", {
+        f"decision-{items[0].pk}": "approve", f"decision-{items[1].pk}": "approve"})  # fmt: skip
+    assert response.status_code == 409
+    assert "i-2" in response.content.decode()
+    assert not Decision.objects.exists()
+    assert InboxItem.objects.get(pk=items[0].pk).status == "open"
+
+
+def test_the_run_page_with_no_choice_made_says_so(client, alice, posted):
+    items = posted(spec_example("parallel_interrupts"))
+    client.force_login(alice)
+    response = client.post(f"/inbox/runs/{items[0].run_id}/decide/", {})
+    assert response.status_code == 400
+    assert "Choose a decision for at least one interrupt." in response.content.decode()
+
+
+def test_the_run_live_fragment_holds_the_resume_state_and_item_statuses(client, alice, posted):
+    items = posted(spec_example("parallel_interrupts"))
+    client.force_login(alice)
+    html = client.get(f"/inbox/runs/{items[0].run_id}/live/").content.decode()
+    assert 'id="resume-state"' in html and "Waiting for 3 decisions" in html
+    assert 'id="resumed-events"' in html
+    for item in items:
+        assert f'data-item-status="{item.pk}"' in html
+
+
+def test_the_thread_page_leads_to_the_thread_timeline(client, alice, posted):
+    item = posted(spec_example("minimal_tool_approval"))[0]
+    client.force_login(alice)
+    response = client.get(f"/inbox/threads/{item.thread_id}/")
+    assert response.status_code == 302
+    assert response["Location"] == f"/audit/threads/{item.thread_id}/"
+
+
+def test_the_run_page_shows_a_failed_resume_with_its_error_and_a_retry_for_staff_only(client, alice, staff, posted):
+    from inbox.models import Resume
+
+    items = posted(spec_example("parallel_interrupts"))
+    run = items[0].run
+    InboxItem.objects.filter(run=run).update(status="cancelled")
+    Resume.objects.create(run=run, thread=run.thread, agent=run.agent, next_run_id="run-21", state="failed",
+                          attempts=6, last_error="connection refused", input={"threadId": "thread-3", "resume": []})  # fmt: skip
+    client.force_login(staff)
+    page = client.get(f"/inbox/runs/{run.pk}/").content.decode()
+    assert 'data-resume-state="failed"' in page
+    assert "connection refused" in page and "run-21" in page
+    assert f'data-api-post="/api/v1/runs/{run.pk}/resume/retry"' in page
+    client.force_login(alice)
+    page = client.get(f"/inbox/runs/{run.pk}/").content.decode()
+    assert "connection refused" in page
+    assert "data-resume-retry" not in page
+
+
+@pytest.mark.parametrize(
+    ("reason", "schema", "control"),
+    [
+        ("tool_call", None, 'value="approve"'),
+        ("confirmation", {"type": "boolean"}, 'value="approve"'),
+        (
+            "tool_call",
+            {
+                "type": "object",
+                "properties": {"approved": {"type": "boolean"}, "why": {"type": "string"}},
+                "required": ["approved", "why"],
+            },
+            "data-django-jsonform",
+        ),  # fmt: skip
+        ("input_required", {"type": "string", "minLength": 3}, "data-json-answer"),
+        ("input_required", {"type": "object", "properties": {"a": {"type": ["string", "null"]}}}, "data-json-answer"),
+        (
+            "input_required",
+            {"type": "object", "properties": {"a": {"oneOf": [{"type": "string"}]}}},
+            "data-json-answer",
+        ),
+        ("acme:anything", None, 'value="approve"'),
+        ("acme:anything", {"type": "object", "properties": {"n": {"type": "integer"}}}, "data-django-jsonform"),
+    ],
+)
+def test_each_reason_and_schema_gets_the_control_that_can_answer_it(client, alice, posted, reason, schema, control):
+    interrupt = {"id": "q-1", "reason": reason, "message": "?", "toolCallId": "tc-1"}
+    if schema is not None:
+        interrupt["responseSchema"] = schema
+    item = posted(interrupt_run("t-q", "r-q", [interrupt]))[0]
+    client.force_login(alice)
+    response = client.get(f"/inbox/items/{item.pk}/")
+    assert response.status_code == 200
+    assert control in response.content.decode()
+
+
+def test_a_bare_boolean_schema_is_answered_with_a_bare_boolean(client, alice, posted):
+    item = posted(interrupt_run("t-b", "r-b", [{"id": "b-1", "reason": "confirmation", "message": "Sure?",
+                                                "responseSchema": {"type": "boolean"}}]))[0]  # fmt: skip
+    client.force_login(alice)
+    client.post(f"/inbox/items/{item.pk}/decide/", {"action": "deny"})
+    item.refresh_from_db()
+    assert (item.status, item.response_payload) == ("resolved", False)
+
+
+def test_a_run_without_interrupts_shows_its_outcome_and_events(client, alice, agent, ingest):
+    response = ingest(agent, {"events": [
+        {"type": "RUN_STARTED", "threadId": "t-s", "runId": "r-s"},
+        {"type": "TOOL_CALL_RESULT", "messageId": "m-9", "toolCallId": "tc-1", "content": "sent"},
+        {"type": "RUN_FINISHED", "threadId": "t-s", "runId": "r-s", "outcome": {"type": "success"}, "result": {"ok": 1}},
+    ]})  # fmt: skip
+    assert response.status_code == 201
+    client.force_login(alice)
+    page = client.get(f"/inbox/runs/{response.json()['id']}/").content.decode()
+    assert "No interrupts" in page
+    assert "TOOL_CALL_RESULT" in page and "&quot;ok&quot;: 1" in page
+    assert "data-run-form" not in page
+
+
+def test_a_schema_with_an_untyped_property_gets_the_json_editor(client, alice, posted):
+    schema = {"type": "object", "properties": {"anything": {}, "n": {"type": "integer"}}}
+    item = posted(interrupt_run("t-u", "r-u", [{"id": "u-1", "reason": "input_required", "message": "?",
+                                                "responseSchema": schema}]))[0]  # fmt: skip
+    client.force_login(alice)
+    page = client.get(f"/inbox/items/{item.pk}/").content.decode()
+    assert "data-json-answer" in page
