@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django import template
@@ -90,3 +90,24 @@ def kv_pairs(mapping: Any) -> list[tuple[str, str, bool]]:
         else:
             pairs.append((str(key), compact_json(value), True))
     return pairs
+
+
+@register.filter
+def duration(value: timedelta | None) -> str:
+    """A timedelta as people say it: '1 day', '2 h 30 min', '45 s'."""
+    if value is None:
+        return ""
+    seconds = int(value.total_seconds())
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = []
+    if days:
+        parts.append(f"{days} day{'s' if days != 1 else ''}")
+    if hours:
+        parts.append(f"{hours} h")
+    if minutes:
+        parts.append(f"{minutes} min")
+    if secs and not days:
+        parts.append(f"{secs} s")
+    return " ".join(parts) or "0 s"
