@@ -215,13 +215,13 @@ def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerPro
 
     started: list[WorkerProcess] = []
 
-    def start(*, beat: bool = False, extra_env: dict[str, str] | None = None) -> WorkerProcess:
-        if not started:
-            # Tests without a worker still queue tasks (on commit); drop them so this worker only sees
-            # what its own test queues, not stale ids from other tests' rolled-back data.
-            from config.celery import app
+    # Tests without a worker still queue tasks (on commit). Drop them before this test's body runs, so its
+    # workers see only what this test queues (possibly before starting them), not other tests' stale ids.
+    from config.celery import app
 
-            app.control.purge()
+    app.control.purge()
+
+    def start(*, beat: bool = False, extra_env: dict[str, str] | None = None) -> WorkerProcess:
         env = {**os.environ, "DATABASE_URL": _test_database_url(), "INBOX_VAR_DIR": str(settings.VAR_DIR)}
         if not settings.EMBEDDED_REDIS:
             env["REDIS_URL"] = settings.REDIS_URL
