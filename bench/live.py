@@ -131,7 +131,7 @@ def main() -> None:
     with open(log_path, "w") as log:
         server = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--log-level", "warning", "--ws", "websockets", "--no-access-log"],
+             "--log-level", "warning", "--ws", "websockets-sansio", "--no-access-log"],
             cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:

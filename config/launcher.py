@@ -79,7 +79,7 @@ def main() -> int:
 
     commands = {
         "web": [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-                "--ws", "websockets", "--no-access-log"],
+                "--ws", "websockets-sansio", "--no-access-log"],
         "worker": [PY, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2",
                    "-n", f"worker-{port}@%h"],
         "beat": [PY, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO",

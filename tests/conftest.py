@@ -140,6 +140,16 @@ def ingest(client: Client) -> Callable[..., object]:
     return post
 
 
+def run_async(coroutine):
+    """``asyncio.run`` on a thread of its own: after a browser test, Playwright's sync API leaves a running
+    loop on the main thread, where ``asyncio.run`` refuses to start."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def as_sse(events: list[dict]) -> str:
     return "".join(f"data: {json.dumps(event)}\n\n" for event in events)
 
@@ -163,7 +173,7 @@ def live_asgi(transactional_db) -> Iterator[str]:
 
     port = free_port()
     config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets"
+        application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets-sansio"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from ag_ui.encoder import EventEncoder
 
 from agents.demo import DemoAgent
 from agents.inbox_client import InboxError, aforward_interrupts, forward_interrupts, post_run
 from inbox.models import InboxItem, Run
-from tests.conftest import load_events
+from tests.conftest import load_events, run_async
 
 
 def demo_events(message: str, thread_id: str = "client-thread") -> list:
@@ -62,5 +60,5 @@ def test_the_async_wrapper_accepts_sse_encoded_strings(live_asgi, agent):
     async def consume() -> list[str]:
         return [chunk async for chunk in aforward_interrupts(stream(), base_url=live_asgi, token=agent.token)]
 
-    assert asyncio.run(consume()) == encoded
+    assert run_async(consume()) == encoded
     assert Run.objects.get().thread.thread_id == "async-thread"
