@@ -19,17 +19,19 @@ from inbox.models import InboxItem, Run
 from inbox.selectors import visible_agents, visible_items
 
 PAGE_SIZE = 50
-TABS = ("open", "decided", "expired", "all")
+TABS = ("open", "mine", "decided", "expired", "all")
 SORTS = ("expires", "newest")
 CORE_REASONS = ("tool_call", "input_required", "confirmation")
 _TAB_FILTERS: dict[str, Q] = {
     "open": Q(status=InboxItem.Status.OPEN),
+    "mine": Q(status=InboxItem.Status.OPEN),  # and held by the viewer: see list_rows
     "decided": Q(status__in=[InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED]),
     "expired": Q(status=InboxItem.Status.EXPIRED),
     "all": Q(),
 }
-# Heavy JSON the list never shows; the row needs only tool_call (for the tool's name).
-_LIST_DEFERRED = ("raw", "metadata", "response_schema", "response_payload", "tool_result", "status_note")
+# Heavy JSON the list never shows; the row needs only tool_call (for the tool's name) and, for an open
+# item's bulk checkbox, response_schema (does it need its form?).
+_LIST_DEFERRED = ("raw", "metadata", "response_payload", "tool_result", "status_note")
 
 
 @dataclass(frozen=True)
@@ -65,7 +67,7 @@ class ListFilters:
     @property
     def effective_sort(self) -> str:
         """Open items are worked soonest-to-expire first; everything else newest first."""
-        return self.sort or ("expires" if self.tab == "open" else "newest")
+        return self.sort or ("expires" if self.tab in ("open", "mine") else "newest")
 
     @property
     def is_filtered(self) -> bool:
@@ -100,11 +102,20 @@ def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
 
 
 def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
-    """Items per tab under the current filters, in one GROUP BY query (served from the status indexes)."""
-    by_status = dict(_filtered(user, filters).order_by().values_list("status").annotate(n=Count("pk")))
+    """Items per tab under the current filters, in one GROUP BY query (served from the status indexes);
+    "mine" (open items the viewer holds) is a filtered count in the same query."""
+    rows = list(
+        _filtered(user, filters)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"), mine=Count("pk", filter=Q(claimed_by=user.pk)))
+    )
+    by_status = {status: n for status, n, _ in rows}
+    mine = sum(held for status, _, held in rows if status == InboxItem.Status.OPEN)
     decided = by_status.get(InboxItem.Status.RESOLVED, 0) + by_status.get(InboxItem.Status.CANCELLED, 0)
     return {
         "open": by_status.get(InboxItem.Status.OPEN, 0),
+        "mine": mine,
         "decided": decided,
         "expired": by_status.get(InboxItem.Status.EXPIRED, 0),
         "all": sum(by_status.values()),
@@ -113,7 +124,9 @@ def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
 
 def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
-    items = items.select_related("agent", "thread", "decided_by").defer(*_LIST_DEFERRED)
+    if filters.tab == "mine":
+        items = items.filter(claimed_by=user.pk)
+    items = items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED)
     if filters.effective_sort == "expires":
         return items.order_by("expires_at", "pk")
     # Newest = latest to arrive. Ids grow with arrival, and the primary key's index serves every tab,
@@ -185,3 +198,78 @@ def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
     entries = [{"pk": item.pk, "interruptId": item.interrupt_id, "status": item.status,
                 "entry": by_id.get(item.interrupt_id)} for item in items]  # fmt: skip
     return {"input": run_input, "entries": entries}
+
+
+# --- team review: who holds an item, its quorum, the discussion ------------------------------------
+
+
+@dataclass(frozen=True)
+class Quorum:
+    """``approvals`` of ``required`` distinct approvals of the same answer, and who gave them."""
+
+    required: int
+    approvers: list[str]
+
+    @property
+    def approvals(self) -> int:
+        return len(self.approvers)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.required - self.approvals)
+
+    @property
+    def steps(self) -> list[bool]:
+        """One entry per approval needed, True where given: the progress dots."""
+        return [True] * min(self.approvals, self.required) + [False] * self.remaining
+
+
+def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
+    """The item's quorum when its agent asks for more than one approver; None otherwise. Counts the
+    approvals the decision service counts: resolved, non-denying decisions still marked ``counts``."""
+    from inbox.decisions import is_denial
+
+    required = max(1, item.agent.approvals_required)
+    if required < 2:
+        return None
+    votes = [d for d in decisions if d.counts and d.status == "resolved" and not is_denial(d.payload)]
+    return Quorum(required=required, approvers=list(dict.fromkeys(d.user.get_username() for d in votes)))
+
+
+def assignable_users(item: InboxItem) -> list:
+    """Who an item can be handed to: active members of its agent's teams, and staff (who see everything)."""
+    from django.contrib.auth import get_user_model
+
+    teams = item.agent.teams.all()
+    return list(
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(groups__in=teams) | Q(is_staff=True))
+        .distinct()
+        .order_by("username")
+        .only("pk", "username", "first_name", "last_name")
+    )
+
+
+def comments_of(target: InboxItem | Run) -> list:
+    """The discussion on an item or a run, oldest first (newest last)."""
+    return list(target.comments.select_related("user").order_by("created_at", "pk"))
+
+
+def item_team(*, user, item: InboxItem, decisions: list) -> dict:
+    """What the item page shows about the team: who holds the item and whether the viewer may decide it,
+    whom it can be handed to, the quorum so far and the discussion."""
+    held_by_other = item.claimed_by_id is not None and item.claimed_by_id != user.pk
+    may_reassign = item.is_open and (not held_by_other or user.is_staff)
+    quorum = item_quorum(item=item, decisions=decisions)
+    return {
+        "holder_is_me": item.claimed_by_id is not None and item.claimed_by_id == user.pk,
+        # Only the holder decides a claimed item; staff may, and the service audits the override.
+        "claim_locked": item.is_open and held_by_other and not user.is_staff,
+        "claim_override": item.is_open and held_by_other and user.is_staff,
+        "may_reassign": may_reassign,
+        "assignees": assignable_users(item) if may_reassign else [],
+        "quorum": quorum,
+        "i_approved": quorum is not None and user.get_username() in quorum.approvers,
+        "comments": comments_of(item),
+    }

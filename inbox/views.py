@@ -27,17 +27,21 @@ def item_list(request: HttpRequest) -> HttpResponse:
     filters = ListFilters.from_query(request.GET)
     counts = page_selectors.tab_counts(user=request.user, filters=filters)
     page = page_selectors.list_page(user=request.user, filters=filters, counts=counts)
+    items = list(page.object_list)
     context = {
         "filters": filters,
         "counts": counts,
         "page": page,
-        "items": list(page.object_list),
+        "items": items,
+        "has_open": any(item.is_open for item in items),
         "options": page_selectors.filter_options(user=request.user, filters=filters),
         "tabs": [
             (tab, tab.title(), counts[tab], filters.querystring(tab=tab, page=1, sort=""))
             for tab in page_selectors.TABS
         ],
         "base_qs": filters.querystring(page=1),
+        # The outcome of a bulk action, shown once after its redirect (see team_views.bulk_decide).
+        "bulk_result": request.session.pop("bulk_result", None),
     }
     return render(request, "inbox/list.html", context)
 
@@ -80,7 +84,10 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
     if outcome.closed:
         messages.success(request, f"{_decision_words(outcome.item)} — {item.interrupt_id}.")
     else:
-        messages.info(request, f"Approval recorded: {outcome.approvals} of {outcome.required} needed.")
+        remaining = outcome.required - outcome.approvals
+        needs = "another approver" if remaining == 1 else f"{remaining} more approvers"
+        recorded = f"Your approval is recorded: {outcome.approvals} of {outcome.required}."
+        messages.info(request, f"{recorded} It needs {needs}.")
     return redirect(item)
 
 
@@ -95,12 +102,15 @@ def _decision_words(item: InboxItem) -> str:
     return "Approved" if isinstance(payload, dict) and payload.get("approved") is True else "Answered"
 
 
-def _item_page(request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200) -> HttpResponse:
+def _item_page(
+    request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200, extra: dict | None = None
+) -> HttpResponse:
     siblings = page_selectors.run_items(item.run)
     errors = forms.field_errors(getattr(error, "errors", []) or [])
     decided = sum(
         1 for sibling in siblings if sibling.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)
     )
+    decisions = list(item.decisions.select_related("user"))
     context = {
         "item": item,
         "run": item.run,
@@ -109,8 +119,10 @@ def _item_page(request: HttpRequest, item: InboxItem, *, error=None, post=None, 
         "ui": forms.decision_ui(item, post=post, errors=errors) if item.is_open else None,
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
-        "decisions": list(item.decisions.select_related("user")),
+        "decisions": decisions,
         "next_item": page_selectors.next_open_item(user=request.user, after=item) if not item.is_open else None,
+        **page_selectors.item_team(user=request.user, item=item, decisions=decisions),
+        **(extra or {}),
     }
     return render(request, "inbox/item.html", context, status=status)
 
@@ -156,7 +168,9 @@ def _submit_for_run(item: InboxItem, user, status: str, payload: Any, comment: s
         raise
 
 
-def _run_page(request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200) -> HttpResponse:
+def _run_page(
+    request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200, extra: dict | None = None
+) -> HttpResponse:
     items = page_selectors.run_items(run)
     rows = [_run_row(item, post) for item in items]
     context = {
@@ -166,6 +180,8 @@ def _run_page(request: HttpRequest, run: Run, *, error=None, post=None, status: 
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
         **_run_live_context(run, items),
+        "comments": page_selectors.comments_of(run),
+        **(extra or {}),
     }
     return render(request, "inbox/run.html", context, status=status)
 

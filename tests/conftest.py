@@ -58,6 +58,17 @@ def spec_example(name: str) -> dict:
         return json.load(handle)[name]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """Each test gets its own channel layer object. The layer keeps receive state (a lock, the loop that
+    receives) that a test whose event loop ended mid-receive would otherwise hand to the next test's loop."""
+    from channels.layers import channel_layers
+
+    channel_layers.backends.clear()
+    yield
+    channel_layers.backends.clear()
+
+
 # --- people and agents ----------------------------------------------------------------------------
 
 

@@ -111,3 +111,30 @@ def duration(value: timedelta | None) -> str:
     if secs and not days:
         parts.append(f"{secs} s")
     return " ".join(parts) or "0 s"
+
+
+@register.filter
+def initials(user: Any) -> str:
+    """Up to two letters for an avatar: from the full name when there is one, else the username."""
+    if user is None:
+        return ""
+    full = " ".join(part for part in (getattr(user, "first_name", ""), getattr(user, "last_name", "")) if part)
+    words = [word for word in (full or user.get_username()).replace(".", " ").replace("_", " ").split() if word]
+    if len(words) >= 2:
+        return (words[0][0] + words[1][0]).upper()
+    return (words[0][:2] if words else "?").upper()
+
+
+@register.filter
+def avatar_hue(user: Any) -> int:
+    """A stable hue per person, so the same teammate keeps the same avatar colour everywhere."""
+    name = user.get_username() if user is not None else ""
+    return sum(ord(char) * (index + 1) for index, char in enumerate(name)) % 360
+
+
+@register.filter
+def needs_form(item: Any) -> bool:
+    """True when a bulk approve/deny cannot decide the item: it needs an answer from its own form."""
+    from inbox.decisions import needs_form_input
+
+    return needs_form_input(item)

@@ -63,6 +63,12 @@
       return;
     }
     if (!rows().length) return;
+    if (event.key === "x") {
+      var focused = rows()[selectedIndex()];
+      var box = focused && focused.querySelector("input[data-bulk-select]:not([disabled])");
+      if (box) { event.preventDefault(); box.checked = !box.checked; updateBulk(); }
+      return;
+    }
     if (event.key === "j") { event.preventDefault(); select(selectedIndex() + 1); }
     else if (event.key === "k") { event.preventDefault(); var i = selectedIndex(); select(i < 0 ? 0 : i - 1); }
     else if (event.key === "Enter") {
@@ -73,9 +79,47 @@
 
   function onRowClick(event) {
     var row = event.target.closest("tr[data-item-row]");
-    if (!row || event.target.closest("a, button, input, select, textarea")) return;
+    if (!row || event.target.closest("a, button, input, select, textarea, label")) return;
     if (window.getSelection && String(window.getSelection())) return;  // let people select text
     openRow(row);
+  }
+
+  // --- list: bulk selection ----------------------------------------------------------------------
+  // The bulk form posts the checked rows without any script; this only adds select-all, the count and
+  // the row highlight. Rows the live script inserts are picked up because everything is looked up anew.
+  function updateBulk() {
+    var form = document.querySelector("[data-bulk-form]");
+    if (!form) return;
+    var boxes = Array.prototype.slice.call(document.querySelectorAll("input[data-bulk-select]:not([disabled])"));
+    var checked = boxes.filter(function (box) { return box.checked; });
+    boxes.forEach(function (box) {
+      var row = box.closest("tr[data-item-row]");
+      if (row) row.classList.toggle("is-checked", box.checked);
+    });
+    var all = document.querySelector("[data-bulk-all]");
+    if (all) {
+      all.checked = boxes.length > 0 && checked.length === boxes.length;
+      all.indeterminate = checked.length > 0 && checked.length < boxes.length;
+      all.disabled = boxes.length === 0;
+    }
+    var count = form.querySelector("[data-bulk-count]");
+    if (count) count.textContent = checked.length ? checked.length + " selected" : "Select items to decide them together";
+    form.classList.toggle("has-selection", checked.length > 0);
+    form.querySelectorAll("[data-bulk-action]").forEach(function (button) { button.disabled = checked.length === 0; });
+  }
+
+  function setupBulk() {
+    if (!document.querySelector("[data-bulk-form]")) return;
+    document.addEventListener("change", function (event) {
+      var target = event.target;
+      if (target.matches && target.matches("[data-bulk-all]")) {
+        document.querySelectorAll("input[data-bulk-select]:not([disabled])").forEach(function (box) { box.checked = target.checked; });
+      }
+      if (target.matches && target.matches("[data-bulk-all], [data-bulk-select]")) updateBulk();
+    });
+    var tbody = document.getElementById("item-rows");
+    if (tbody && window.MutationObserver) new MutationObserver(updateBulk).observe(tbody, { childList: true });
+    updateBulk();
   }
 
   // --- diff ------------------------------------------------------------------------------------
@@ -234,6 +278,7 @@
     setupRunPreview();
     setupApiButtons();
     setupFilters();
+    setupBulk();
   }
 
   window.Inbox = { tickCountdowns: tickCountdowns, renderDiff: renderDiff, lineDiff: lineDiff };

@@ -1,8 +1,8 @@
 /* Approval Inbox live updates: one websocket (/ws/inbox/) per page, pushes applied to what the page shows.
 
    The server sends {"event": name, "payload": {...}} for what the user may see (item.created,
-   item.decided, item.expired, items.expired, item.reminder, item.claimed, item.vote, resume.state,
-   item.tool_result). The page marks itself with <body data-live-page="list|item|run|other"
+   item.decided, item.expired, items.expired, item.reminder, item.claimed, item.vote, comment.added,
+   resume.state, item.tool_result). The page marks itself with <body data-live-page="list|item|run|other"
    data-item-id data-run-id>. When the socket drops, it reconnects with capped, jittered backoff and then
    refreshes whatever it may have missed. No framework, no build step. */
 (function () {
@@ -131,7 +131,7 @@
   function listSort(query) {
     var sort = query.get("sort");
     if (sort) return sort;
-    return (query.get("tab") || "open") === "open" ? "expires" : "newest";
+    return ["open", "mine"].indexOf(query.get("tab") || "open") >= 0 ? "expires" : "newest";
   }
 
   function expiresOf(row) {
@@ -141,7 +141,14 @@
 
   function placeRow(tbody, row) {
     var existing = tbody.querySelector('tr[data-item-id="' + row.dataset.itemId + '"]');
-    if (existing) { existing.replaceWith(row); return; }
+    if (existing) {
+      // Keep the row's bulk selection across the refresh.
+      var was = existing.querySelector("input[data-bulk-select]");
+      var now = row.querySelector("input[data-bulk-select]:not([disabled])");
+      if (was && was.checked && now) now.checked = true;
+      existing.replaceWith(row);
+      return;
+    }
     var query = listQuery();
     if (listSort(query) === "expires") {
       var mine = expiresOf(row);
@@ -225,7 +232,7 @@
       if (row) flash(row);
       return toast("Reminder: " + payload.message, "/inbox/items/" + payload.item + "/");
     }
-    if (["item.created", "item.decided", "item.expired"].indexOf(event) >= 0 && payload.item) {
+    if (["item.created", "item.decided", "item.expired", "item.claimed"].indexOf(event) >= 0 && payload.item) {
       return refreshRows([payload.item]);
     }
   }
@@ -247,11 +254,56 @@
       notice("Reminder: " + payload.message, "warn");
     } else if (event === "item.claimed") {
       notice(payload.claimedBy ? "Claimed by " + (payload.claimedBy === me ? "you" : payload.claimedBy) + "." : "Released: no one holds this item now.");
+      return refreshTeam();
     } else if (event === "item.vote") {
       notice(payload.by + " approved (" + payload.approvals + " of " + payload.required + " approvals).");
+      return refreshTeam();
+    } else if (event === "comment.added") {
+      return refreshComments(payload.by !== me);
     } else if (event === "item.tool_result") {
       notice("The tool ran and its result arrived. Reload to see it.");
     }
+  }
+
+  /* Who holds the item and the quorum so far, from a fresh copy of the page. The decision form itself is
+     not replaced (it may hold a half-typed answer or a schema widget): it is locked or unlocked in place. */
+  function refreshTeam() {
+    var form = document.querySelector("[data-decision-form]");
+    if (!form || form.dataset.liveClosed) return Promise.resolve();
+    return fetchText(location.pathname).then(function (html) {
+      var doc = parseHtml(html);
+      var freshForm = doc.querySelector("[data-decision-form]");
+      if (!freshForm) return refreshItem();
+      ["[data-claim-box]", "[data-quorum]", "[data-quorum-hint]"].forEach(function (selector) {
+        var here = document.querySelector(selector);
+        var fresh = doc.querySelector(selector);
+        if (here && fresh && here.outerHTML !== fresh.outerHTML) { here.replaceWith(fresh); flash(fresh); }
+      });
+      form.querySelectorAll("[data-claim-lock], [data-claim-override]").forEach(function (el) { el.remove(); });
+      var fieldset = form.querySelector(".decision-fieldset");
+      var freshFieldset = freshForm.querySelector(".decision-fieldset");
+      var alert = freshForm.querySelector("[data-claim-lock], [data-claim-override]");
+      if (fieldset && alert) { fieldset.before(alert); flash(alert); }
+      if (fieldset && freshFieldset) {
+        fieldset.disabled = freshFieldset.disabled;
+        if (fieldset.disabled) fieldset.setAttribute("aria-disabled", "true"); else fieldset.removeAttribute("aria-disabled");
+      }
+    });
+  }
+
+  /* The discussion thread (item or run page); the comment box keeps what is being typed. */
+  function refreshComments(highlight) {
+    if (!document.querySelector("[data-comments]")) return Promise.resolve();
+    return fetchText(location.pathname).then(function (html) {
+      var doc = parseHtml(html);
+      ["#discussion .card-title", "[data-comments]"].forEach(function (selector) {
+        var here = document.querySelector(selector);
+        var fresh = doc.querySelector(selector);
+        if (here && fresh) here.replaceWith(fresh);
+      });
+      var last = document.querySelector("[data-comments] li:last-child");
+      if (highlight && last) flash(last);
+    });
   }
 
   /* After a reconnect: if the item was closed meanwhile, say so and lock the form. */
@@ -312,6 +364,7 @@
       return refreshRunLive();
     }
     if (event === "resume.state" || event === "item.tool_result" || event === "item.created") return refreshRunLive();
+    if (event === "comment.added" && !payload.item) return refreshComments(payload.by !== me);
     if (event === "item.reminder") notice("Reminder: " + payload.message, "warn");
   }
 

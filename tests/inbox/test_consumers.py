@@ -40,6 +40,9 @@ async def open_socket(cookie: str | None = None, origin: str = "http://127.0.0.1
 
 
 async def connected(cookie: str) -> WebsocketCommunicator:
+    # Pushes leave on a sender thread after commit: let the ones published so far (e.g. by an ingest
+    # done before this socket) go out first, so the socket only hears what the test does next.
+    await sync_to_async(live.flush)()
     socket = await open_socket(cookie)
     ok, _ = await socket.connect(timeout=5)
     assert ok

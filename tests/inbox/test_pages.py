@@ -116,7 +116,7 @@ def test_the_tabs_count_open_decided_and_expired_items(client, alice, posted):
     InboxItem.objects.filter(pk=items[1].pk).update(status="expired")
     client.force_login(alice)
     response = client.get("/inbox/")
-    assert response.context["counts"] == {"open": 1, "decided": 1, "expired": 1, "all": 3}
+    assert response.context["counts"] == {"open": 1, "mine": 0, "decided": 1, "expired": 1, "all": 3}
     page = response.content.decode()
     for tab, count in (("open", 1), ("decided", 1), ("expired", 1), ("all", 3)):
         assert f'data-count="{tab}">{count}</span>' in page

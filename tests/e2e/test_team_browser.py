@@ -1,0 +1,178 @@
+"""Team review in Debian's Chromium against the live ASGI server: two approvers in two browsers claim,
+vote and bulk-decide the way people would.
+
+Set INBOX_SCREENSHOTS=<dir> to save a screenshot of each page the tests visit."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from django.db import connection
+from django.test import Client
+from playwright.sync_api import Page, expect
+
+from inbox.models import AuditEvent, Decision, InboxItem, Run
+from tests.conftest import spec_example
+
+pytestmark = pytest.mark.browser
+SCREENSHOTS = os.environ.get("INBOX_SCREENSHOTS")
+T = TypeVar("T")
+
+
+def shot(page: Page, name: str) -> None:
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(autouse=True)
+def orm_beside_playwright(django_db_setup, monkeypatch):
+    """Playwright's sync API keeps an event loop on this thread; the test's own ORM reads are synchronous
+    and safe. ``django_db_setup`` first: the test database exists before Chromium starts."""
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def off_loop(function: Callable[..., T], *args: Any) -> T:
+    """Run on a thread of its own, as an agent's request would (the live push refuses this thread's loop)."""
+
+    def call() -> T:
+        try:
+            return function(*args)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result(timeout=30)
+
+
+@pytest.fixture
+def post_run(agent):
+    """POST runs to the ingest API as ``as_agent`` (default: the 'mailer' agent); returns the stored Runs."""
+
+    def post(*bodies: dict, as_agent=None) -> list[Run]:
+        def send() -> list[int]:
+            client, ids = Client(), []
+            for body in bodies:
+                response = client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json",
+                                       **(as_agent or agent).auth)  # fmt: skip
+                assert response.status_code == 201, response.content
+                ids.append(response.json()["id"])
+            return ids
+
+        return list(Run.objects.filter(pk__in=off_loop(send)).order_by("pk"))
+
+    return post
+
+
+def tool_approval(n: int = 0) -> dict:
+    body = copy.deepcopy(spec_example("minimal_tool_approval"))
+    body["threadId"], body["runId"] = f"thread-{n}", f"run-{n}"
+    body["outcome"]["interrupts"][0]["message"] = f"Send email number {n} to a@b.com?"
+    return body
+
+
+def open_live(page: Page, path: str) -> Page:
+    """Open a page and wait until its socket is up (the page marks <body data-live="open">)."""
+    page.goto(path)
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+    return page
+
+
+def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_alice_decides(login, alice, bob, post_run):
+    item = post_run(tool_approval())[0].items.get()
+    url = item.get_absolute_url()
+    bobs = open_live(login(bob), url)
+    expect(bobs.locator("[data-holder]")).to_have_text("No one is on this yet")
+    alices = login(alice)
+    alices.goto(url)
+
+    alices.get_by_role("button", name="Claim — I’m on it").click()
+    expect(alices.locator(".flash-success")).to_contain_text("You’re on it")
+    expect(alices.locator("[data-holder]")).to_have_text("You hold this item")
+    shot(alices, "item-claimed-by-me")
+
+    # Bob's open page follows without a reload; a fresh load shows the same.
+    expect(bobs.locator("[data-claim-lock]")).to_contain_text("Claimed by alice.")
+    expect(bobs.get_by_role("button", name="Approve")).to_be_disabled()
+    bobs.reload()
+    expect(bobs.locator("[data-holder]")).to_have_text("Claimed by alice")
+    expect(bobs.locator("[data-claim-lock]")).to_contain_text("Only they can decide this item")
+    expect(bobs.get_by_role("button", name="Approve")).to_be_disabled()
+    expect(bobs.get_by_role("button", name="Deny")).to_be_disabled()
+    shot(bobs, "item-claimed-by-someone-else")
+
+    bobs.goto("/inbox/")
+    expect(bobs.locator(f'tr[data-item-id="{item.pk}"] .holder-chip')).to_contain_text("alice")
+
+    alices.get_by_role("button", name="Approve").click()
+    expect(alices.locator(".flash-success")).to_contain_text("Approved — int-abc123.")
+    assert Decision.objects.get(item=item).user == alice
+    assert InboxItem.objects.get(pk=item.pk).status == "resolved"
+
+
+def test_a_quorum_of_two_alice_approves_one_of_two_then_bob_approves_and_it_is_resolved(
+    login, alice, bob, make_agent, post_run
+):
+    strict = make_agent("strict", approvals_required=2)
+    item = post_run(tool_approval(), as_agent=strict)[0].items.get()
+    url = item.get_absolute_url()
+    bobs = open_live(login(bob), url)
+    alices = login(alice)
+    alices.goto(url)
+    expect(alices.locator("[data-quorum-count]")).to_have_text("0 of 2 approvals")
+
+    alices.get_by_role("button", name="Approve").click()
+    expect(alices.locator(".flash-info")).to_have_text("Your approval is recorded: 1 of 2. It needs another approver.")
+    expect(alices.locator("[data-quorum-count]")).to_have_text("1 of 2 approvals")
+    expect(alices.locator("[data-quorum]")).to_contain_text("Approved by alice (you).")
+    shot(alices, "item-quorum-one-of-two")
+    assert InboxItem.objects.get(pk=item.pk).status == "open"
+
+    # Bob's page heard the vote.
+    expect(bobs.locator("[data-quorum-count]")).to_have_text("1 of 2 approvals")
+    expect(bobs.locator("#live-notice")).to_contain_text("alice approved (1 of 2 approvals)")
+    bobs.get_by_role("button", name="Approve").click()
+    expect(bobs.locator(".flash-success")).to_contain_text("Approved — int-abc123.")
+    expect(bobs.locator("[data-item-status]").first).to_have_text("Resolved")
+    expect(bobs.locator("[data-quorum-count]")).to_have_text("2 of 2 approvals")
+    shot(bobs, "item-quorum-met")
+    stored = InboxItem.objects.get(pk=item.pk)
+    assert (stored.status, stored.decided_by) == ("resolved", bob)
+
+
+def test_bulk_approve_of_ten_items_from_the_list_resolves_all_ten_and_shows_the_summary(login, alice, post_run):
+    runs = post_run(*(tool_approval(n) for n in range(10)))
+    page = login(alice)
+    page.goto("/inbox/")
+    rows = page.locator("tr[data-item-row]")
+    expect(rows).to_have_count(10)
+    approve = page.locator('[data-bulk-action="approve"]')
+    expect(approve).to_be_disabled()
+
+    page.keyboard.press("j")
+    page.keyboard.press("x")
+    expect(page.locator("[data-bulk-count]")).to_have_text("1 selected")
+    page.keyboard.press("x")
+    expect(page.locator("[data-bulk-count]")).to_have_text("Select items to decide them together")
+    page.get_by_label("Select all on this page").check()
+    expect(page.locator("[data-bulk-count]")).to_have_text("10 selected")
+    expect(page.locator("tr.is-checked")).to_have_count(10)
+    page.locator("[data-bulk-comment]").fill("routine batch")
+    shot(page, "list-bulk-selected")
+    approve.click()
+
+    expect(page.locator("[data-bulk-summary]")).to_have_text("10 decided.")
+    expect(page.locator('[data-count="open"]')).to_have_text("0")
+    expect(page.get_by_text("You’re all caught up")).to_be_visible()
+    shot(page, "list-bulk-summary")
+    items = InboxItem.objects.filter(run__in=runs)
+    assert set(items.values_list("status", flat=True)) == {"resolved"}
+    assert Decision.objects.filter(item__in=items, comment="routine batch").count() == 10
+    assert AuditEvent.objects.filter(verb="item.resolved").count() == 10
