@@ -177,7 +177,11 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
     with transaction.atomic():
         run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
         run = Run.objects.select_for_update().get(pk=run_pk)
-        item = InboxItem.objects.select_for_update(of=("self",)).select_related("agent", "decided_by", "claimed_by").get(pk=item_id)
+        item = (
+            InboxItem.objects.select_for_update(of=("self",))
+            .select_related("agent", "decided_by", "claimed_by")
+            .get(pk=item_id)
+        )
         item.run = run
         check_open(item)
         now = timezone.now()

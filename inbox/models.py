@@ -188,6 +188,9 @@ class Decision(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
 
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.status} item {self.item_id}"
+
 
 class Resume(models.Model):
     """The outbox row for one batched resume of an interrupted run."""
@@ -263,6 +266,9 @@ class Comment(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
 
+    def __str__(self) -> str:
+        return f"comment {self.pk} by {self.user_id}"
+
 
 class NotificationPreference(models.Model):
     class Mode(models.TextChoices):
@@ -274,6 +280,9 @@ class NotificationPreference(models.Model):
     email_mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.IMMEDIATE)
     digest_last_sent_at = models.DateTimeField(null=True, blank=True)
 
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.email_mode}"
+
 
 class TeamWebhook(models.Model):
     team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="inbox_webhooks")
@@ -281,3 +290,6 @@ class TeamWebhook(models.Model):
     secret = models.CharField(max_length=200, help_text="HMAC-SHA256 key for the X-Inbox-Signature header.")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.team_id} → {self.url}"
