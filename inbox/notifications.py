@@ -144,7 +144,7 @@ def notify_new_items(item_ids: list[int]) -> int:
         summaries = [item_summary(item) for item in agent_items]
         messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
         sent += get_connection().send_messages(messages) or 0
-        emailed = [user.get_username() for user in recipients]
+        emailed = sorted(user.get_username() for user in recipients)
         audit(actor=Actor.system("notifications"), verb="item.notified", obj=first, agent=agent,
               data={"items": [item.pk for item in agent_items], "emailed": emailed})  # fmt: skip
     return sent
