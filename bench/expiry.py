@@ -146,7 +146,7 @@ def main() -> None:
 
                 profiler = cProfile.Profile()
                 expired = profiler.runcall(expire_sweep, now=now)
-                pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
             else:
                 expired = expire_sweep(now=now)
             sweep = time.perf_counter() - started

@@ -88,7 +88,12 @@ class Run(models.Model):
 
 
 class InboxItem(models.Model):
-    """One interrupt, as an approver sees it."""
+    """One interrupt, as an approver sees it.
+
+    Indexes are chosen for the expiry sweep as much as for reads: expiring 100k items rewrites every index
+    entry of each row, so the agent and run foreign keys use the composite indexes that start with them, and
+    the expiry index covers open items only (an expired row leaves it instead of adding an entry).
+    """
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
@@ -98,9 +103,9 @@ class InboxItem(models.Model):
 
     TERMINAL = (Status.RESOLVED, Status.CANCELLED, Status.EXPIRED)
 
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="items")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="items", db_index=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="items")
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items", db_index=False)
     position = models.PositiveIntegerField(help_text="Order within the run's interrupts[].")
     interrupt_id = models.CharField(max_length=255)
     reason = models.CharField(max_length=255)
@@ -121,13 +126,18 @@ class InboxItem(models.Model):
     # The decision that closed the item (quorum votes are Decision rows).
     response_payload = models.JSONField(null=True, blank=True)
     decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_comment = models.TextField(blank=True)
 
     claimed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="claimed_items"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="claimed_items",
+        db_index=False,
     )
     claimed_at = models.DateTimeField(null=True, blank=True)
     reminder_sent_at = models.DateTimeField(null=True, blank=True)
@@ -139,10 +149,18 @@ class InboxItem(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "interrupt_id"], name="item_unique_per_run")]
         indexes = [
-            models.Index(fields=["status", "expires_at"], name="item_status_expires"),
-            models.Index(fields=["status", "-created_at"], name="item_status_created"),
+            models.Index(fields=["expires_at"], condition=models.Q(status="open"), name="item_open_expires"),
+            # Decided items by expiry: the sweep finds open siblings of a lapsed decided item through it.
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(status__in=["resolved", "cancelled"]),
+                name="item_decided_expires",
+            ),
             models.Index(fields=["agent", "status", "expires_at"], name="item_agent_status_expires"),
             models.Index(fields=["tool_call_id"], name="item_tool_call"),
+            # Partial: most rows (and every row the sweep writes) have no decider or holder.
+            models.Index(fields=["decided_by"], condition=models.Q(decided_by__isnull=False), name="item_decided_by"),
+            models.Index(fields=["claimed_by"], condition=models.Q(claimed_by__isnull=False), name="item_claimed_by"),
         ]
         ordering = ["-created_at", "-id"]
 
@@ -233,21 +251,43 @@ class AuditEvent(models.Model):
         SYSTEM = "system", "System"
 
     actor_type = models.CharField(max_length=16, choices=ActorType.choices)
+    # No database FK constraints on the log's references: a sweep writes 100k rows at once and checking
+    # four constraints each cost more than the insert; Django still nulls them when the target is deleted.
     actor_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
     )
-    actor_agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    actor_agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False, db_index=False
+    )
     actor_label = models.CharField(max_length=200, help_text="Username, agent slug or 'system' at the time.")
-    verb = models.CharField(max_length=64, db_index=True)
+    verb = models.CharField(max_length=64)
     object_type = models.CharField(max_length=32)
     object_id = models.CharField(max_length=64)
-    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events")
-    thread = models.ForeignKey(Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events")
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
+    )
+    thread = models.ForeignKey(
+        Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
+    )
     data = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
-        indexes = [models.Index(fields=["object_type", "object_id"], name="audit_object")]
+        indexes = [
+            models.Index(fields=["object_type", "object_id"], name="audit_object"),
+            models.Index(fields=["verb"], name="audit_verb"),
+            # Partial: system events (the bulk of them) have neither.
+            models.Index(fields=["actor_user"], condition=models.Q(actor_user__isnull=False), name="audit_actor_user"),
+            models.Index(
+                fields=["actor_agent"], condition=models.Q(actor_agent__isnull=False), name="audit_actor_agent"
+            ),
+        ]
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
