@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -60,17 +61,21 @@ def events_body(index: int) -> bytes:
     return json.dumps({"events": events}).encode()
 
 
-def drive(label: str, send, count: int, concurrency: int) -> dict:
+def drive(label: str, send, count: int, concurrency: int, expect: int) -> dict:
     latencies: list[float] = []
-    failures = 0
+    statuses: Counter[str] = Counter()
 
     def one(index: int) -> None:
-        nonlocal failures
         started = time.perf_counter()
-        ok = send(index)
+        try:
+            response = send(index)
+            outcome = str(response.status_code)
+            if response.status_code != expect:
+                outcome += f" {response.text[:120]}"
+        except httpx.HTTPError as exc:
+            outcome = exc.__class__.__name__
         latencies.append(time.perf_counter() - started)
-        if not ok:
-            failures += 1
+        statuses[outcome] += 1
 
     started = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
@@ -82,7 +87,8 @@ def drive(label: str, send, count: int, concurrency: int) -> dict:
         "rps": count / elapsed,
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
-        "failures": failures,
+        "failures": count - statuses[str(expect)],
+        "statuses": statuses,
     }
     return result
 
@@ -127,13 +133,12 @@ def main() -> int:
                 http.get("/api/v1/agent")
                 http.post("/api/v1/runs", content=events_body(10**6 + i), headers={"Content-Type": "application/json"})
 
-            trivial = drive("GET /api/v1/agent", lambda i: http.get("/api/v1/agent").status_code == 200,
-                            args.requests, args.concurrency)  # fmt: skip
+            trivial = drive("GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), args.requests,
+                            args.concurrency, 200)  # fmt: skip
             ingest = drive(
                 "POST /api/v1/runs (3 interrupts)",
-                lambda i: http.post("/api/v1/runs", content=bodies[i],
-                                    headers={"Content-Type": "application/json"}).status_code == 201,
-                args.requests, args.concurrency,
+                lambda i: http.post("/api/v1/runs", content=bodies[i], headers={"Content-Type": "application/json"}),
+                args.requests, args.concurrency, 201,
             )  # fmt: skip
     finally:
         if server is not None:
@@ -146,6 +151,9 @@ def main() -> int:
     for result in (trivial, ingest):
         print(f"  {result['label']:<36} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:7.1f} ms   "
               f"p99 {result['p99_ms']:7.1f} ms   failures {result['failures']}")  # fmt: skip
+    for result in (trivial, ingest):
+        if result["failures"]:
+            print(f"  {result['label']} answers: {dict(result['statuses'])}")
     print(f"  interrupts stored per second: {ingest['rps'] * 3:.1f}")
     print(f"  ingest rate / trivial rate: {ingest['rps'] / trivial['rps']:.2f} (target >= 0.50)")
     return 0 if not (trivial["failures"] or ingest["failures"]) else 1

@@ -87,7 +87,9 @@ TEMPLATES = [
 # --- Database ---------------------------------------------------------------------------------
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
+    # No persistent connections by default: under ASGI each request runs on a thread of its own, and a
+    # connection kept per thread piles up until PostgreSQL refuses new clients (seen in bench/ingest.py).
+    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 0))}
 else:
     DATABASES = {
         "default": {

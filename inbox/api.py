@@ -19,7 +19,7 @@ from inbox import selectors
 from inbox.decisions import DecisionError, decision_submit
 from inbox.ingest import IngestError, parse_body, read_run
 from inbox.models import Decision, InboxItem
-from inbox.serializers import ItemSerializer, RunDetailSerializer, RunSerializer
+from inbox.serializers import ItemSerializer, RunDetailSerializer, RunSerializer, run_summary
 from inbox.services import run_ingest
 
 
@@ -172,7 +172,7 @@ class RunIngestApi(APIView):
             result = run_ingest(agent=agent, record=record)
         except IngestError as error:
             return Response(error.as_dict(), status=error.status)
-        data = RunSerializer(result.run, context={"request": request}).data
+        data = run_summary(result.run, request)
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 

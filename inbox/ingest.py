@@ -10,6 +10,7 @@ and the rule it broke. Nothing here touches the database.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -211,6 +212,14 @@ def check_response_schema(schema: Any) -> str | None:
     Only the meta-schema is consulted: no ``$ref`` is ever fetched."""
     if not isinstance(schema, dict):
         return "responseSchema must be a JSON object"
+    # Agents send the same few schemas again and again; checking one against its meta-schema costs more
+    # than the rest of the ingest's parsing, so each distinct schema is checked once per process.
+    return _check_schema_text(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+
+
+@functools.lru_cache(maxsize=2048)
+def _check_schema_text(text: str) -> str | None:
+    schema = json.loads(text)
     try:
         validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     except jsonschema.exceptions.SchemaError as exc:  # an unknown $schema dialect

@@ -22,10 +22,17 @@ class IngestResult:
 
 
 def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
-    # INSERT … ON CONFLICT DO NOTHING: no savepoint round trips, and concurrent first posts do not collide.
-    Thread.objects.bulk_create([Thread(agent=agent, thread_id=thread_id)], ignore_conflicts=True)
-    # Serialises every write on one thread: two runs posted at once see each other's items.
-    thread = Thread.objects.select_for_update().get(agent=agent, thread_id=thread_id)
+    """The thread row, created if new and locked either way: it serialises every write on one thread, so
+    two runs posted at once see each other's items. One statement (an upsert that touches the row, which
+    takes its lock) instead of an insert, a savepoint and a SELECT ... FOR UPDATE."""
+    thread = Thread.objects.bulk_create(
+        [Thread(agent=agent, thread_id=thread_id)],
+        update_conflicts=True,
+        unique_fields=["agent", "thread_id"],
+        update_fields=["updated_at"],
+    )[0]
+    if thread.pk is None:  # a backend that cannot return ids from an upsert
+        thread = Thread.objects.select_for_update().get(agent=agent, thread_id=thread_id)
     thread.agent = agent
     return thread
 

@@ -402,3 +402,11 @@ def test_racing_copies_of_one_run_store_one_row(make_agent):
 
     assert sorted(statuses) == [200] * 5 + [201]
     assert Run.objects.count() == 1 and InboxItem.objects.count() == 3 and Thread.objects.count() == 1
+
+
+def test_the_ingest_answer_has_exactly_the_shape_of_the_run_serializer(agent, ingest, rf):
+    from inbox.serializers import RunSerializer
+
+    body = ingest(agent, as_events(open_example("parallel_interrupts"))).json()
+    run = Run.objects.get(pk=body["id"])
+    assert body == RunSerializer(run, context={"request": rf.get("/")}).data
