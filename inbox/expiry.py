@@ -267,15 +267,8 @@ def expire_runs(*, run_ids: Iterable[int], now: datetime, actor: Actor | None = 
             (
                 live.groups_for(agent_id=resume.agent_id, run_id=resume.run_id),
                 "resume.state",
-                {
-                    "run": resume.run_id,
-                    "resume": resume.pk,
-                    "state": resume.state,
-                    "attempts": resume.attempts,
-                    "lastError": resume.last_error,
-                    "resumedRun": resume.resumed_run_id,
-                },
-            )  # fmt: skip
+                resume.live_state(),
+            )
             for resume in expired
         ]
     )

@@ -241,6 +241,17 @@ class Resume(models.Model):
     def __str__(self) -> str:
         return f"resume {self.next_run_id} ({self.state})"
 
+    def live_state(self) -> dict:
+        """The payload of the ``resume.state`` live event."""
+        return {
+            "run": self.run_id,
+            "resume": self.pk,
+            "state": self.state,
+            "attempts": self.attempts,
+            "lastError": self.last_error,
+            "resumedRun": self.resumed_run_id,
+        }
+
 
 class AuditEvent(models.Model):
     """Append-only record of every write: who did what to which object, and when."""

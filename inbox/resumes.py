@@ -85,14 +85,7 @@ def _push_state(resume: Resume) -> None:
     live.publish_on_commit(
         live.groups_for(agent_id=resume.agent_id, run_id=resume.run_id),
         "resume.state",
-        {
-            "run": resume.run_id,
-            "resume": resume.pk,
-            "state": resume.state,
-            "attempts": resume.attempts,
-            "lastError": resume.last_error,
-            "resumedRun": resume.resumed_run_id,
-        },
+        resume.live_state(),
     )
 
 

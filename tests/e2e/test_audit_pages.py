@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
-import os
 import threading
-from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group
@@ -17,24 +15,11 @@ from inbox.decisions import decision_submit
 from inbox.models import InboxItem, Resume
 from inbox.resumes import resume_dispatch
 from tests.agent_servers import demo, demo_agent, demo_server  # noqa: F401
+from tests.e2e.conftest import shot
 
 pytestmark = pytest.mark.browser
-SCREENSHOTS = os.environ.get("SCREENSHOTS", "")
 
 EDITED = {"to": "bob@example.com", "subject": "Lunch moved", "body": "Are we still on for 1pm?"}
-
-
-def shot(page, name: str) -> None:
-    """Screenshots for people reviewing the pages: SCREENSHOTS=/some/dir pytest tests/e2e/test_audit_pages.py"""
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"audit-{name}.png"), full_page=True)
-
-
-@pytest.fixture(autouse=True)
-def orm_beside_playwright(django_db_setup, monkeypatch):
-    """Playwright's sync API keeps an event loop on this thread; the test's own ORM calls are synchronous."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture
@@ -81,7 +66,7 @@ def test_the_tool_call_trail_after_a_round_trip_shows_proposal_edits_and_result(
     assert "bob@example.com" in decision.locator("#args-diff tr.same").inner_text()
     assert round_trip.tool_result["runId"] in result.inner_text()
     assert "Lunch moved" in result.locator(".tool-result").inner_text()
-    shot(page, "trail")
+    shot(page, "audit-trail")
 
     # From the trail to the thread's timeline, which lists the resumed run and the result.
     page.click(f"text={round_trip.thread.thread_id}")
@@ -89,7 +74,7 @@ def test_the_tool_call_trail_after_a_round_trip_shows_proposal_edits_and_result(
     timeline = page.locator("#timeline")
     assert timeline.locator("li").count() == 7
     assert "Resume delivered" in timeline.inner_text()
-    shot(page, "timeline")
+    shot(page, "audit-timeline")
 
 
 def test_an_outsider_gets_a_404_for_the_trail(round_trip, login, carol):
@@ -106,7 +91,7 @@ def test_the_audit_log_filters_and_exports_what_the_user_sees(round_trip, login,
     page.click("#audit-filters button[type=submit]")
     page.wait_for_url("**verb=item.resolved**")
     assert page.locator("#audit-events tbody tr").count() == 1
-    shot(page, "log")
+    shot(page, "audit-log")
 
     with page.expect_download() as download_info:
         page.click("a[href*='decisions.csv']")
@@ -120,7 +105,7 @@ def test_the_stats_page_draws_its_charts(round_trip, login, alice):
     assert page.locator("#chart-per-day rect").count() == 1
     assert page.locator("#kpi-approval .value").inner_text() == "100%"
     assert page.locator("#per-agent tr[data-agent='demo'] .approval").inner_text() == "100%"
-    shot(page, "stats")
+    shot(page, "audit-stats")
 
 
 def test_a_user_switches_to_the_digest_in_the_browser(login, bob):
@@ -131,4 +116,4 @@ def test_a_user_switches_to_the_digest_in_the_browser(login, bob):
     page.click("#notification-form button[type=submit]")
     assert "Notification preferences saved." in page.locator(".flash").inner_text()
     assert page.locator("input[value=digest]").is_checked()
-    shot(page, "prefs")
+    shot(page, "audit-prefs")

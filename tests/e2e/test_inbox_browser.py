@@ -7,38 +7,23 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from inbox.models import Decision, InboxItem, Run
 from tests.conftest import spec_example
+from tests.e2e.conftest import shot
 
 pytestmark = pytest.mark.browser
-SCREENSHOTS = os.environ.get("INBOX_SCREENSHOTS")
 T = TypeVar("T")
-
-
-def shot(page: Page, name: str) -> None:
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
-
-
-@pytest.fixture(autouse=True)
-def orm_beside_playwright(django_db_setup, monkeypatch):
-    """Playwright's sync API keeps an event loop on this thread, so Django's async guard would refuse the
-    test's own (synchronous, safe) ORM reads. ``django_db_setup`` first: the test DB exists before Chromium."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def off_loop(function: Callable[..., T], *args: Any) -> T:

@@ -24,17 +24,6 @@ T = TypeVar("T")
 PUSHED = 2_000  # ms: the issue's "within 2 s"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def orm_beside_playwright(django_db_setup):
-    """Playwright's sync API keeps an event loop on this thread, so Django's async guard would refuse
-    every (synchronous, safe) ORM call the test makes. Asking for ``django_db_setup`` here creates the
-    test database before Chromium starts. Module scope: set before the database fixtures of every test
-    here, unset after their teardown."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        yield
-
-
 def off_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Run a service as a worker would, on a thread of its own: this one carries Playwright's event loop,
     where the channel layer's async_to_sync refuses to run."""

@@ -9,12 +9,6 @@ from inbox.models import Resume, Run
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 
-@pytest.fixture(autouse=True)
-def orm_beside_playwright(django_db_setup, monkeypatch):
-    """Playwright's sync API keeps an event loop on this thread; the ORM calls of the test are safe."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
 def test_a_newcomer_starts_the_email_scenario_from_the_agent_page(login, demo, demo_agent, alice):
     page = login(alice)
     page.goto("/agents/")

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -20,23 +18,10 @@ from playwright.sync_api import Page, expect
 
 from inbox.models import AuditEvent, Decision, InboxItem, Run
 from tests.conftest import spec_example
+from tests.e2e.conftest import shot
 
 pytestmark = pytest.mark.browser
-SCREENSHOTS = os.environ.get("INBOX_SCREENSHOTS")
 T = TypeVar("T")
-
-
-def shot(page: Page, name: str) -> None:
-    if SCREENSHOTS:
-        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
-
-
-@pytest.fixture(autouse=True)
-def orm_beside_playwright(django_db_setup, monkeypatch):
-    """Playwright's sync API keeps an event loop on this thread; the test's own ORM reads are synchronous
-    and safe. ``django_db_setup`` first: the test database exists before Chromium starts."""
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 def off_loop(function: Callable[..., T], *args: Any) -> T:

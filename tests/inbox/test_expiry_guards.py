@@ -5,24 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-import time_machine
 
 from inbox.decisions import DecisionError, decision_submit
 from inbox.expiry import SIBLING_NOTE, run_is_past_expiry
 from inbox.models import AuditEvent, Decision, InboxItem, Resume
 from inbox.resumes import resume_dispatch
-from tests.inbox.test_expiry_sweep import NOW, run_poster
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
-@pytest.fixture
-def post_run(agent, ingest, clock):
-    return run_poster(agent, ingest)
+from tests.inbox.conftest import NOW
 
 
 def test_deciding_an_item_past_its_expires_at_is_refused_before_any_sweep_ran(post_run, clock, alice):

@@ -2,52 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-import pytest
 import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from inbox.expiry import RESUME_NOTE, SIBLING_NOTE, STALE_NOTE, expire_sweep, run_expiry_summary
 from inbox.models import AuditEvent, InboxItem, Resume, Run
-
-NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
-
-
-def interrupted(thread: str, run: str, *expires_in_minutes: float | None) -> dict:
-    """A RUN_FINISHED with one confirmation interrupt per given lifetime (None: the agent's default TTL)."""
-    interrupts = []
-    for index, minutes in enumerate(expires_in_minutes, start=1):
-        interrupt = {"id": f"{run}-i{index}", "reason": "confirmation", "message": f"Proceed with step {index}?"}
-        if minutes is not None:
-            interrupt["expiresAt"] = (NOW + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
-        interrupts.append(interrupt)
-    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
-            "outcome": {"type": "interrupt", "interrupts": interrupts}}  # fmt: skip
-
-
-def run_poster(agent, ingest) -> Callable[..., Run]:
-    """``post(thread, run, *minutes)``: the agent posts an interrupted run; returns it."""
-
-    def post(thread: str, run: str, *expires_in_minutes: float | None) -> Run:
-        response = ingest(agent, interrupted(thread, run, *expires_in_minutes))
-        assert response.status_code == 201, response.content
-        return Run.objects.get(pk=response.json()["id"])
-
-    return post
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
-@pytest.fixture
-def post_run(agent, ingest, clock):
-    return run_poster(agent, ingest)
+from tests.inbox.conftest import NOW, interrupted
 
 
 def statuses(run: Run) -> list[str]:

@@ -6,25 +6,13 @@ import threading
 from datetime import timedelta
 
 import pytest
-import time_machine
 from django.contrib.auth.models import User
 from django.db import connection
 
 from inbox.expiry import reminders_send
 from inbox.models import AuditEvent, InboxItem, NotificationPreference
 from tests.conftest import PASSWORD
-from tests.inbox.test_expiry_sweep import NOW, interrupted, run_poster
-
-
-@pytest.fixture
-def clock():
-    with time_machine.travel(NOW, tick=False) as traveller:
-        yield traveller
-
-
-@pytest.fixture
-def post_run(agent, ingest, clock):
-    return run_poster(agent, ingest)
+from tests.inbox.conftest import NOW, interrupted
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,29 @@
+"""Shared by the browser tests: screenshots on request, and Django's sync ORM beside Playwright."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SCREENSHOTS = os.environ.get("INBOX_SCREENSHOTS", "")
+
+
+def shot(page, name: str) -> None:
+    """Save a full-page screenshot when INBOX_SCREENSHOTS=<dir> is set, for people reviewing the pages."""
+    if SCREENSHOTS:
+        Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def orm_beside_playwright(django_db_setup) -> Iterator[None]:
+    """Playwright's sync API keeps an event loop on this thread, so Django's async guard would refuse every
+    (synchronous, safe) ORM call a test makes. Asking for ``django_db_setup`` creates the test database
+    before Chromium starts. Module scope: set before the database fixtures of every test of the module,
+    unset after their teardown."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
