@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import models
+from django.utils import timezone
 
 from agents.models import Agent
 from inbox.models import AuditEvent
@@ -36,9 +37,17 @@ def _object_type(obj: models.Model) -> str:
 
 
 def audit_event(
-    *, actor: Actor, verb: str, obj: models.Model, data: dict | None = None, agent=None, thread=None
+    *,
+    actor: Actor,
+    verb: str,
+    obj: models.Model,
+    data: dict | None = None,
+    agent=None,
+    thread=None,
+    created_at=None,
 ) -> AuditEvent:
-    """An unsaved AuditEvent; pass a list of them to ``audit_record``."""
+    """An unsaved AuditEvent; pass a list of them to ``audit_record``. The agent and thread default to the
+    object's own, read by id so that building many events never loads a related row."""
     return AuditEvent(
         actor_type=actor.type,
         actor_user=actor.user,
@@ -47,9 +56,10 @@ def audit_event(
         verb=verb,
         object_type=_object_type(obj),
         object_id=str(obj.pk),
-        agent=agent if agent is not None else getattr(obj, "agent", None),
-        thread=thread if thread is not None else getattr(obj, "thread", None),
+        agent_id=agent.pk if agent is not None else getattr(obj, "agent_id", None),
+        thread_id=thread.pk if thread is not None else getattr(obj, "thread_id", None),
         data=data or {},
+        created_at=created_at or timezone.now(),
     )
 
 

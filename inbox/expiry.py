@@ -36,7 +36,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from inbox import live
-from inbox.audit import Actor
+from inbox.audit import Actor, audit_event
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Resume, Run
 
 log = logging.getLogger(__name__)
@@ -245,18 +245,8 @@ def expire_runs(*, run_ids: Iterable[int], now: datetime, actor: Actor | None = 
     expired = list(Resume.objects.filter(pk__in=resumes, state=Resume.State.EXPIRED))
     AuditEvent.objects.bulk_create(
         [
-            AuditEvent(
-                actor_type=actor.type,
-                actor_user=actor.user,
-                actor_agent=actor.agent,
-                actor_label=actor.label,
-                verb="resume.expired",
-                object_type="resume",
-                object_id=str(resume.pk),
-                agent_id=resume.agent_id,
-                thread_id=resume.thread_id,
-                data={"note": resume.last_error},
-                created_at=now,
+            audit_event(
+                actor=actor, verb="resume.expired", obj=resume, data={"note": resume.last_error}, created_at=now
             )
             for resume in expired
         ],
@@ -393,20 +383,16 @@ def reminders_send(*, now: datetime | None = None) -> int:
         actor = Actor.system("reminders")
         AuditEvent.objects.bulk_create(
             [
-                AuditEvent(
-                    actor_type=actor.type,
-                    actor_label=actor.label,
+                audit_event(
+                    actor=actor,
                     verb="item.reminder_sent",
-                    object_type="inboxitem",
-                    object_id=str(item.pk),
-                    agent_id=item.agent_id,
-                    thread_id=item.thread_id,
+                    obj=item,
                     data={
                         "expiresAt": item.expires_at.isoformat(),
                         "recipients": [user.get_username() for user in recipients[item.agent_id]],
                     },
                     created_at=now,
-                )  # fmt: skip
+                )
                 for item in items
             ],
             batch_size=AUDIT_BATCH,

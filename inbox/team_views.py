@@ -7,16 +7,16 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from inbox import decisions, page_selectors, selectors
+from inbox import decisions, selectors
 from inbox.api_team import MAX_BULK_ITEMS
 from inbox.decisions import BULK_ACTIONS, DecisionError
-from inbox.models import InboxItem
+from inbox.models import InboxItem, Run
 from inbox.page_selectors import ListFilters
-from inbox.views import _item_page, _run_page
+from inbox.views import _item_or_404, _item_page, _run_or_404, _run_page
 
 MAX_COMMENT = 10_000
 _FAILURE_WORDS = {"needs_input": "needs its form", "not_found": "not found", "not_open": "no longer open",
@@ -24,40 +24,31 @@ _FAILURE_WORDS = {"needs_input": "needs its form", "not_found": "not found", "no
                   "already_approved": "you already approved it"}  # fmt: skip
 
 
-def _item_or_404(request: HttpRequest, pk: int) -> InboxItem:
-    item = page_selectors.item_for_page(user=request.user, pk=pk)
-    if item is None:
-        raise Http404("No such item.")
-    return item
-
-
 def _claim_refused(request: HttpRequest, pk: int, error: DecisionError) -> HttpResponse:
     item = _item_or_404(request, pk)
     return _item_page(request, item, status=error.status, extra={"claim_error": error})
 
 
+def _claim_action(request: HttpRequest, pk: int, service, done: str) -> HttpResponse:
+    _item_or_404(request, pk)
+    try:
+        item = service(item_id=pk, user=request.user)
+    except DecisionError as error:
+        return _claim_refused(request, pk, error)
+    messages.success(request, done)
+    return redirect(item)
+
+
 @login_required
 @require_POST
 def item_claim(request: HttpRequest, pk: int) -> HttpResponse:
-    _item_or_404(request, pk)
-    try:
-        item = decisions.item_claim(item_id=pk, user=request.user)
-    except DecisionError as error:
-        return _claim_refused(request, pk, error)
-    messages.success(request, "You’re on it: your teammates see that you hold this item.")
-    return redirect(item)
+    return _claim_action(request, pk, decisions.item_claim, "You’re on it: your teammates see that you hold this item.")
 
 
 @login_required
 @require_POST
 def item_release(request: HttpRequest, pk: int) -> HttpResponse:
-    _item_or_404(request, pk)
-    try:
-        item = decisions.item_unclaim(item_id=pk, user=request.user)
-    except DecisionError as error:
-        return _claim_refused(request, pk, error)
-    messages.success(request, "Released: anyone on the team can pick this item up.")
-    return redirect(item)
+    return _claim_action(request, pk, decisions.item_unclaim, "Released: anyone on the team can pick this item up.")
 
 
 @login_required
@@ -78,34 +69,29 @@ def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(item)
 
 
-@login_required
-@require_POST
-def item_comment(request: HttpRequest, pk: int) -> HttpResponse:
-    item = _item_or_404(request, pk)
+def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | None = None) -> HttpResponse:
+    target = item or run
     body = request.POST.get("body", "")
     try:
         if len(body) > MAX_COMMENT:
             raise DecisionError(400, "invalid_comment", f"A comment is at most {MAX_COMMENT} characters.")
-        decisions.record_comment(user=request.user, body=body, item=item)
+        decisions.record_comment(user=request.user, body=body, item=item, run=run)
     except DecisionError as error:
-        return _item_page(request, item, status=error.status, extra={"comment_error": error, "comment_body": body})
-    return redirect(f"{item.get_absolute_url()}#discussion")
+        page = _item_page if item is not None else _run_page
+        return page(request, target, status=error.status, extra={"comment_error": error, "comment_body": body})
+    return redirect(f"{target.get_absolute_url()}#discussion")
+
+
+@login_required
+@require_POST
+def item_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    return _comment(request, item=_item_or_404(request, pk))
 
 
 @login_required
 @require_POST
 def run_comment(request: HttpRequest, pk: int) -> HttpResponse:
-    run = page_selectors.run_for_page(user=request.user, pk=pk)
-    if run is None:
-        raise Http404("No such run.")
-    body = request.POST.get("body", "")
-    try:
-        if len(body) > MAX_COMMENT:
-            raise DecisionError(400, "invalid_comment", f"A comment is at most {MAX_COMMENT} characters.")
-        decisions.record_comment(user=request.user, body=body, run=run)
-    except DecisionError as error:
-        return _run_page(request, run, status=error.status, extra={"comment_error": error, "comment_body": body})
-    return redirect(f"{run.get_absolute_url()}#discussion")
+    return _comment(request, run=_run_or_404(request, pk))
 
 
 def _list_url(post: QueryDict) -> str:

@@ -59,21 +59,32 @@ def item_rows(request: HttpRequest) -> HttpResponse:
     return render(request, "inbox/_rows.html", {"items": items, "filters": filters})
 
 
-@login_required
-@require_GET
-def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
+def _item_or_404(request: HttpRequest, pk: int) -> InboxItem:
+    """The item as its page shows it, if the user may see it (anything else is a 404, never a 403)."""
     item = page_selectors.item_for_page(user=request.user, pk=pk)
     if item is None:
         raise Http404("No such item.")
+    return item
+
+
+def _run_or_404(request: HttpRequest, pk: int) -> Run:
+    run = page_selectors.run_for_page(user=request.user, pk=pk)
+    if run is None:
+        raise Http404("No such run.")
+    return run
+
+
+@login_required
+@require_GET
+def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    item = _item_or_404(request, pk)
     return _item_page(request, item)
 
 
 @login_required
 @require_POST
 def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
-    item = page_selectors.item_for_page(user=request.user, pk=pk)
-    if item is None:
-        raise Http404("No such item.")
+    item = _item_or_404(request, pk)
     try:
         status, payload = forms.read_decision(item, request.POST)
         outcome = decision_submit(item_id=item.pk, user=request.user, status=status, payload=payload,
@@ -130,9 +141,7 @@ def _item_page(
 @login_required
 @require_GET
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = page_selectors.run_for_page(user=request.user, pk=pk)
-    if run is None:
-        raise Http404("No such run.")
+    run = _run_or_404(request, pk)
     return _run_page(request, run)
 
 
@@ -140,9 +149,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
     """Decide several interrupts of one run in one go: all of them are stored, or none."""
-    run = page_selectors.run_for_page(user=request.user, pk=pk)
-    if run is None:
-        raise Http404("No such run.")
+    run = _run_or_404(request, pk)
     items = page_selectors.run_items(run)
     try:
         comment = forms.read_comment(request.POST)
@@ -223,9 +230,7 @@ def _resume_of(run: Run):
 @require_GET
 def run_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The run page's live parts (resume state, item statuses, the resumed run's events) as a fragment."""
-    run = page_selectors.run_for_page(user=request.user, pk=pk)
-    if run is None:
-        raise Http404("No such run.")
+    run = _run_or_404(request, pk)
     items = page_selectors.run_items(run)
     return render(request, "inbox/_run_live.html", {"run": run, "items": items, **_run_live_context(run, items)})
 
