@@ -201,12 +201,15 @@ INBOX_WEBHOOK_BACKOFF_BASE = env_float("INBOX_WEBHOOK_BACKOFF_BASE", 2.0)
 INBOX_WEBHOOK_BACKOFF_CAP = env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0)
 INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
 INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
+# A run still unannounced this long after it was stored lost its notification task; beat announces it.
+INBOX_ANNOUNCE_GRACE_SECONDS = env_float("INBOX_ANNOUNCE_GRACE_SECONDS", 60.0)
 
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
     "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": 30.0},
     "send-expiry-reminders": {"task": "inbox.tasks.send_expiry_reminders", "schedule": 30.0},
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
+    "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": 30.0},
 }
 
 LOGGING = {

@@ -16,8 +16,27 @@ from django.utils import timezone
 from agents.models import Agent
 
 
+class RowsJSONField(models.JSONField):
+    """A JSONField that keeps bulk inserts of its model as ``VALUES (...), (...)`` rows.
+
+    On PostgreSQL, Django 5.2 turns a multi-row ``bulk_create`` into ``INSERT ... SELECT * FROM UNNEST(
+    array, array, ...)`` unless a field has ``get_placeholder``. With Django's client-side binding,
+    psycopg quotes every array element in Python; for the few rows an ingest or a decision writes (items,
+    audit events) that cost more than the database spent on the insert. The column and migrations are a
+    plain JSONField's.
+    """
+
+    def get_placeholder(self, value, compiler, connection) -> str:
+        return "%s"
+
+    def deconstruct(self):
+        name, _, args, kwargs = super().deconstruct()
+        return name, "django.db.models.JSONField", args, kwargs
+
+
 class Thread(models.Model):
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="threads")
+    # No index of its own: thread_unique_per_agent starts with agent.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="threads", db_index=False)
     thread_id = models.CharField(max_length=255)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -45,7 +64,8 @@ class Run(models.Model):
         STARTED = "started", "Started from the inbox"
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
-    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs")
+    # No index of its own: run_unique_per_thread starts with thread.
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs", db_index=False)
     run_id = models.CharField(max_length=255)
     parent_run_id = models.CharField(max_length=255, blank=True)
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.INGEST)
@@ -69,10 +89,17 @@ class Run(models.Model):
     requested_by = models.CharField(max_length=255, blank=True)
     # sha256 of the canonical ingest body, for idempotent replays of the same POST.
     content_hash = models.CharField(max_length=64, blank=True)
+    # When the team was told about the run's open items (inbox.notifications). NULL while that is still to
+    # do: the task that announces a run claims it by setting this, so a run is announced once.
+    notified_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["thread", "run_id"], name="run_unique_per_thread")]
+        indexes = [
+            # The beat task that announces runs whose queued task was lost reads only these rows.
+            models.Index(fields=["created_at"], condition=models.Q(notified_at__isnull=True), name="run_unannounced"),
+        ]
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -111,20 +138,20 @@ class InboxItem(models.Model):
     reason = models.CharField(max_length=255)
     message = models.TextField(blank=True)
     tool_call_id = models.CharField(max_length=255, blank=True)
-    response_schema = models.JSONField(null=True, blank=True)
+    response_schema = RowsJSONField(null=True, blank=True)
     expires_at = models.DateTimeField()
     # True when expires_at came from the agent's default TTL rather than the interrupt.
     expires_at_defaulted = models.BooleanField(default=False)
-    metadata = models.JSONField(null=True, blank=True)
+    metadata = RowsJSONField(null=True, blank=True)
     # The original interrupt object exactly as received (camelCase), fields the SDK keeps included.
-    raw = models.JSONField(default=dict)
+    raw = RowsJSONField(default=dict)
     # The tool-call proposal the interrupt's toolCallId points at: {"id", "name", "args", "argsText"}.
-    tool_call = models.JSONField(null=True, blank=True)
+    tool_call = RowsJSONField(null=True, blank=True)
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     status_note = models.TextField(blank=True, help_text="Why the item ended as it did, when not decided.")
     # The decision that closed the item (quorum votes are Decision rows).
-    response_payload = models.JSONField(null=True, blank=True)
+    response_payload = RowsJSONField(null=True, blank=True)
     decided_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
     )
@@ -142,7 +169,7 @@ class InboxItem(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     reminder_sent_at = models.DateTimeField(null=True, blank=True)
     # The TOOL_CALL_RESULT from the resumed run: {"content", "messageId", "runId"}.
-    tool_result = models.JSONField(null=True, blank=True)
+    tool_result = RowsJSONField(null=True, blank=True)
     tool_result_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -286,7 +313,7 @@ class AuditEvent(models.Model):
     thread = models.ForeignKey(
         Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
     )
-    data = models.JSONField(default=dict, blank=True)
+    data = RowsJSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

@@ -1,9 +1,11 @@
 """Telling the agent's teams about new items: email (at once, or a periodic digest, per user) and an
 optional signed webhook per team that a chat tool can consume.
 
-Flow: ``notify_on_ingest`` (an ``after_ingest`` hook) queues ``notify_new_items`` on commit; that task
-emails the team members who want immediate mail and queues one ``deliver_webhook`` per enabled team
-webhook. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
+Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (an ``after_ingest``
+hook) hands its id, on commit, to a per-process announcer thread that queues ``notify_new_runs`` (runs
+committed together leave in one message). That task claims each run by setting ``notified_at``, emails the
+team members who want immediate mail and queues one ``deliver_webhook`` per enabled team webhook.
+``notify_missed_runs`` (beat) announces runs whose task was lost. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
 ``X-Inbox-Signature: sha256=<hex hmac of body>``, retrying transport errors and 5xx with backoff.
 ``send_digests`` (Celery beat) mails digest users what arrived since their last digest.
 """
@@ -30,7 +32,9 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from agents.models import Agent
+from inbox import background
 from inbox.audit import Actor, audit
+from inbox.expiry import id_set, update_returning
 from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
 
 log = logging.getLogger(__name__)
@@ -41,6 +45,7 @@ WEBHOOK_BACKOFF_BASE = settings.INBOX_WEBHOOK_BACKOFF_BASE
 WEBHOOK_BACKOFF_CAP = settings.INBOX_WEBHOOK_BACKOFF_CAP
 WEBHOOK_TIMEOUT = settings.INBOX_WEBHOOK_TIMEOUT
 DIGEST_SECONDS = settings.INBOX_DIGEST_SECONDS
+ANNOUNCE_BATCH = 500  # runs per notify_new_runs message
 
 
 def absolute_url(path: str) -> str:
@@ -55,10 +60,28 @@ def sign(secret: str, body: bytes) -> str:
 
 
 def notify_on_ingest(*, run: Run, items: list[InboxItem]) -> None:
-    """Registered in ``after_ingest``; runs inside the ingest transaction, so it only queues work."""
-    ids = [item.pk for item in items if item.status == InboxItem.Status.OPEN]
-    if ids:
-        transaction.on_commit(lambda: notify_new_items.delay(ids))
+    """Registered in ``after_ingest``; runs inside the ingest transaction. A run with open items is stored
+    with ``notified_at`` NULL; after commit its id goes to the announcer thread, which queues
+    ``notify_new_runs`` so that the agent's request does not wait for the broker."""
+    if run.notified_at is None:
+        transaction.on_commit(lambda: _announcer().add(run.pk))
+
+
+def _queue_announcements(run_ids: list[int]) -> None:
+    for start in range(0, len(run_ids), ANNOUNCE_BATCH):
+        try:
+            notify_new_runs.delay(run_ids[start : start + ANNOUNCE_BATCH])
+        except Exception:
+            # The runs keep notified_at NULL: notify_missed_runs (beat) announces them after the grace time.
+            log.exception("could not queue the announcement of runs %s; beat will retry", run_ids)
+
+
+_announcer = background.Batcher.per_process("inbox-announcer", _queue_announcements)
+
+
+def flush_announcements(timeout: float = 5.0) -> None:
+    """Wait until every run id handed to the announcer has been queued (tests, scripts)."""
+    _announcer().flush(timeout)
 
 
 # --- what gets said --------------------------------------------------------------------------------
@@ -116,11 +139,27 @@ def _email(user: Any, subject: str, template: str, context: dict[str, Any]) -> E
 # --- tasks -----------------------------------------------------------------------------------------
 
 
-@shared_task(name="inbox.notifications.notify_new_items")
-def notify_new_items(item_ids: list[int]) -> int:
-    """Email immediate-mode team members and queue the team webhooks. Returns the emails sent."""
+def _claim_runs(run_ids: list[int], now) -> list[int]:
+    """Mark the runs announced; returns the ones this call took (another copy of the task, or beat, may
+    have taken some already: a run is announced once)."""
+    if not run_ids:
+        return []
+    rows = update_returning(
+        Run.objects.filter(pk__in=id_set(run_ids)), values={"notified_at": now}, guard={"notified_at": None},
+        returning=["id"],
+    )  # fmt: skip
+    return [row[0] for row in rows]
+
+
+@shared_task(name="inbox.notifications.notify_new_runs")
+def notify_new_runs(run_ids: list[int]) -> int:
+    """Announce the open items of the given runs: email the team members who want immediate mail and
+    queue the team webhooks, one message per agent. Each run is claimed first, so a duplicate task or beat
+    announces nothing twice; if sending fails the agent's runs are released for beat to try again.
+    Returns the emails sent."""
+    claimed = _claim_runs(list(run_ids), timezone.now())
     items = list(
-        InboxItem.objects.filter(pk__in=item_ids, status=InboxItem.Status.OPEN)
+        InboxItem.objects.filter(run__in=id_set(claimed), status=InboxItem.Status.OPEN)
         .select_related("agent", "thread", "run")
         .order_by("agent_id", "run_id", "position")
     )
@@ -129,24 +168,48 @@ def notify_new_items(item_ids: list[int]) -> int:
         by_agent[item.agent_id].append(item)
     sent = 0
     for agent_items in by_agent.values():
-        agent = agent_items[0].agent
-        for webhook in TeamWebhook.objects.filter(team__in=agent.teams.all(), enabled=True).select_related("team"):
-            body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
-            deliver_webhook.delay(webhook.pk, body.decode())
-        recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE)
-        if not recipients:
-            continue
-        count = len(agent_items)
-        first = agent_items[0]
-        subject = f"[Inbox] {first.tool_name or first.reason}: {first.message or first.interrupt_id}"[:150]
-        if count > 1:
-            subject = f"[Inbox] {count} new items from {agent.name or agent.slug}"
-        summaries = [item_summary(item) for item in agent_items]
-        messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
-        sent += get_connection().send_messages(messages) or 0
-        emailed = sorted(user.get_username() for user in recipients)
-        audit(actor=Actor.system("notifications"), verb="item.notified", obj=first, agent=agent,
-              data={"items": [item.pk for item in agent_items], "emailed": emailed})  # fmt: skip
+        try:
+            sent += _announce(agent_items[0].agent, agent_items)
+        except Exception:
+            runs = {item.run_id for item in agent_items}
+            Run.objects.filter(pk__in=runs).update(notified_at=None)
+            log.exception("announcing runs %s failed; released for notify_missed_runs", sorted(runs))
+    return sent
+
+
+def _announce(agent: Agent, agent_items: list[InboxItem]) -> int:
+    for webhook in TeamWebhook.objects.filter(team__in=agent.teams.all(), enabled=True).select_related("team"):
+        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
+        deliver_webhook.delay(webhook.pk, body.decode())
+    recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE)
+    if not recipients:
+        return 0
+    count = len(agent_items)
+    first = agent_items[0]
+    subject = f"[Inbox] {first.tool_name or first.reason}: {first.message or first.interrupt_id}"[:150]
+    if count > 1:
+        subject = f"[Inbox] {count} new items from {agent.name or agent.slug}"
+    summaries = [item_summary(item) for item in agent_items]
+    messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
+    sent = get_connection().send_messages(messages) or 0
+    emailed = sorted(user.get_username() for user in recipients)
+    audit(actor=Actor.system("notifications"), verb="item.notified", obj=first, agent=agent,
+          data={"items": [item.pk for item in agent_items], "emailed": emailed})  # fmt: skip
+    return sent
+
+
+@shared_task(name="inbox.notifications.notify_missed_runs")
+def notify_missed_runs() -> int:
+    """Beat: announce runs still unannounced ``INBOX_ANNOUNCE_GRACE_SECONDS`` after they were stored (the
+    queued task was lost: a broker outage, a process that died right after its commit). Returns the
+    emails sent."""
+    cutoff = timezone.now() - timedelta(seconds=settings.INBOX_ANNOUNCE_GRACE_SECONDS)
+    missed = Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff).order_by("created_at")
+    sent = 0
+    while run_ids := list(missed.values_list("pk", flat=True)[:ANNOUNCE_BATCH]):
+        sent += notify_new_runs(run_ids)
+        if len(run_ids) < ANNOUNCE_BATCH:
+            break
     return sent
 
 

@@ -18,8 +18,15 @@ import time_machine
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
-from inbox.models import AuditEvent, InboxItem, NotificationPreference, TeamWebhook
-from inbox.notifications import deliver_webhook, notify_new_items, send_digests, sign, webhook_body
+from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run, TeamWebhook
+from inbox.notifications import (
+    deliver_webhook,
+    notify_missed_runs,
+    notify_new_runs,
+    send_digests,
+    sign,
+    webhook_body,
+)
 from tests.agent_servers import wait_for
 from tests.conftest import spec_example
 
@@ -82,6 +89,10 @@ def ingest_items(agent, ingest, name: str = "parallel_interrupts") -> list[Inbox
     return list(InboxItem.objects.filter(agent=agent.agent).order_by("position"))
 
 
+def runs_of(items: list[InboxItem]) -> list[int]:
+    return sorted({item.run_id for item in items})
+
+
 # --- email ------------------------------------------------------------------------------------------
 
 
@@ -89,7 +100,7 @@ def test_team_members_get_one_email_with_links_to_each_item(agent, ingest, alice
     settings.SITE_URL = "https://inbox.example.com"
     items = ingest_items(agent, ingest)
 
-    assert notify_new_items([item.pk for item in items]) == 2
+    assert notify_new_runs(runs_of(items)) == 2
 
     assert sorted(message.to[0] for message in mailoutbox) == ["alice@example.com", "bob@example.com"]
     message = mailoutbox[0]
@@ -105,7 +116,7 @@ def test_agent_text_is_escaped_in_the_html_email(agent, ingest, alice, mailoutbo
     body = copy.deepcopy(spec_example("minimal_tool_approval"))
     body["outcome"]["interrupts"][0]["message"] = "<script>alert(1)</script> approve?"
     ingest(agent, body)
-    notify_new_items([InboxItem.objects.get().pk])
+    notify_new_runs([Run.objects.get().pk])
     html = mailoutbox[0].alternatives[0][0]
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; approve?" in html
 
@@ -113,14 +124,62 @@ def test_agent_text_is_escaped_in_the_html_email(agent, ingest, alice, mailoutbo
 def test_digest_and_off_users_get_no_immediate_email(agent, ingest, alice, bob, mailoutbox):
     NotificationPreference.objects.create(user=alice, email_mode="digest")
     NotificationPreference.objects.create(user=bob, email_mode="off")
-    notify_new_items([item.pk for item in ingest_items(agent, ingest)])
+    notify_new_runs(runs_of(ingest_items(agent, ingest)))
     assert mailoutbox == []
 
 
 def test_items_decided_before_the_task_runs_are_not_announced(agent, ingest, alice, mailoutbox):
     items = ingest_items(agent, ingest)
     InboxItem.objects.filter(pk__in=[item.pk for item in items]).update(status="expired")
-    assert notify_new_items([item.pk for item in items]) == 0 and mailoutbox == []
+    assert notify_new_runs(runs_of(items)) == 0 and mailoutbox == []
+
+
+def test_a_run_is_announced_once_however_often_its_task_runs(agent, ingest, alice, mailoutbox):
+    runs = runs_of(ingest_items(agent, ingest))
+    assert notify_new_runs(runs) == 1
+    assert notify_new_runs(runs) == 0 and notify_new_runs(runs + runs) == 0
+    assert len(mailoutbox) == 1 and AuditEvent.objects.filter(verb="item.notified").count() == 1
+    assert Run.objects.get().notified_at is not None
+
+
+def test_a_run_without_open_items_is_never_announced(agent, ingest, alice, mailoutbox):
+    body = copy.deepcopy(spec_example("minimal_tool_approval"))
+    body["outcome"]["interrupts"][0]["expiresAt"] = "2020-01-01T00:00:00Z"  # already stale when posted
+    assert ingest(agent, body).status_code == 201
+    run = Run.objects.get()
+    assert run.notified_at == run.created_at
+    with time_machine.travel(timezone.now() + timedelta(hours=1)):
+        assert notify_missed_runs() == 0
+    assert mailoutbox == []
+
+
+def test_beat_announces_a_run_whose_task_was_lost_after_the_grace_time(agent, ingest, alice, mailoutbox, settings):
+    settings.INBOX_ANNOUNCE_GRACE_SECONDS = 60
+    ingest_items(agent, ingest)  # no worker here: the queued task never runs
+    assert notify_missed_runs() == 0 and mailoutbox == []  # too young: its task may still be on the way
+    with time_machine.travel(timezone.now() + timedelta(seconds=61)):
+        assert notify_missed_runs() == 1
+        assert notify_missed_runs() == 0
+    assert [message.to for message in mailoutbox] == [["alice@example.com"]]
+
+
+def test_a_failed_send_leaves_the_run_for_beat_to_retry(agent, ingest, alice, mailoutbox, monkeypatch, settings):
+    runs = runs_of(ingest_items(agent, ingest))
+    settings.EMAIL_BACKEND = "tests.inbox.test_notifications.BrokenMailBackend"
+    assert notify_new_runs(runs) == 0
+    assert Run.objects.get().notified_at is None and mailoutbox == []
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    with time_machine.travel(timezone.now() + timedelta(minutes=5)):
+        assert notify_missed_runs() == 1
+    assert len(mailoutbox) == 1
+
+
+class BrokenMailBackend:
+    def __init__(self, **kwargs) -> None:
+        pass
+
+    def send_messages(self, messages) -> int:
+        raise ConnectionRefusedError("smtp is down")
 
 
 def test_the_digest_mails_what_arrived_since_the_last_one_once(agent, ingest, make_agent, alice, bob, mailoutbox):
@@ -197,7 +256,7 @@ def test_disabled_webhooks_and_other_teams_webhooks_are_not_called(agent, ingest
     TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET, enabled=False)
     TeamWebhook.objects.create(team=Group.objects.create(name="finance"), url=receiver().url, secret=SECRET)
     enabled = TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
-    notify_new_items([item.pk for item in ingest_items(agent, ingest)])
+    notify_new_runs(runs_of(ingest_items(agent, ingest)))
     assert queued == [enabled.pk]
 
 
