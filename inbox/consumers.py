@@ -97,3 +97,8 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
                 return
             self.seen.append(message_id)
         await self.send_json({"event": message["event"], "payload": message["payload"]})
+
+    async def inbox_events(self, message: dict[str, Any]) -> None:
+        """Several pushes sent together (``inbox.live.publish_together_on_commit``): forward each, in order."""
+        for event in message["events"]:
+            await self.inbox_event(event)

@@ -123,6 +123,15 @@ def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]
         transaction.on_commit(lambda: [send_soon(groups, event, payload) for groups, event, payload in messages])
 
 
+def publish_together_on_commit(groups: list[str], events: list[tuple[str, dict[str, Any]]]) -> None:
+    """Queue several ``(event, payload)`` pushes for the same groups as one channel-layer message per group,
+    after commit: the consumer forwards them to the browser one by one, in order (``inbox.events``). An
+    ingest of N interrupts costs one send per group instead of N."""
+    if events:
+        message = {"type": "inbox.events", "events": [_message(event, payload) for event, payload in events]}
+        transaction.on_commit(lambda: _get_sender().submit(groups, message))
+
+
 def flush(timeout: float = 5.0) -> None:
     """Wait until every push queued so far has been handed to the channel layer (tests, scripts)."""
     _get_sender().flush(timeout)

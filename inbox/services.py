@@ -4,8 +4,9 @@ its AuditEvents there, and queues Celery tasks and live pushes with ``transactio
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
@@ -21,10 +22,25 @@ class IngestResult:
     created: bool
 
 
-def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
-    """The thread row, created if new and locked either way: it serialises every write on one thread, so
-    two runs posted at once see each other's items. One statement (an upsert that touches the row, which
-    takes its lock) instead of an insert, a savepoint and a SELECT ... FOR UPDATE."""
+def _locked_thread(*, agent: Agent, thread_id: str, now: datetime) -> tuple[Thread, bool]:
+    """The thread row, created if new and locked either way, and whether this call created it. The lock
+    serialises every write on one thread, so two runs posted at once see each other's items. One statement
+    (an upsert that touches the row, which takes its lock) instead of an insert, a savepoint and a
+    SELECT ... FOR UPDATE. On PostgreSQL the upsert also says whether it inserted (``xmax = 0``): a new
+    thread has no runs and no open items, so the caller skips looking for them."""
+    if connection.vendor == "postgresql":
+        quote = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {quote(Thread._meta.db_table)} (agent_id, thread_id, created_at, updated_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (agent_id, thread_id) DO UPDATE SET updated_at = "
+                "EXCLUDED.updated_at RETURNING id, created_at, (xmax = 0)",
+                [agent.pk, thread_id, now, now],
+            )
+            pk, created_at, inserted = cursor.fetchone()
+        thread = Thread(pk=pk, agent=agent, thread_id=thread_id, created_at=created_at, updated_at=now)
+        thread._state.adding, thread._state.db = False, "default"
+        return thread, inserted
     thread = Thread.objects.bulk_create(
         [Thread(agent=agent, thread_id=thread_id)],
         update_conflicts=True,
@@ -34,7 +50,7 @@ def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
     if thread.pk is None:  # a backend that cannot return ids from an upsert
         thread = Thread.objects.select_for_update().get(agent=agent, thread_id=thread_id)
     thread.agent = agent
-    return thread
+    return thread, False
 
 
 def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
@@ -87,12 +103,12 @@ def _run_ingest_once(
 ) -> IngestResult:
     actor = actor or Actor.for_agent(agent)
     now = timezone.now()
-    thread = _locked_thread(agent=agent, thread_id=record.thread_id)
-    existing = Run.objects.filter(thread=thread, run_id=record.run_id).first()
+    thread, new_thread = _locked_thread(agent=agent, thread_id=record.thread_id, now=now)
+    existing = None if new_thread else Run.objects.filter(thread=thread, run_id=record.run_id).first()
     if existing is not None:
         return _replay(existing, record)
 
-    if record.outcome == Run.Outcome.INTERRUPT:
+    if record.outcome == Run.Outcome.INTERRUPT and not new_thread:
         open_items = list(
             InboxItem.objects.filter(thread=thread, status=InboxItem.Status.OPEN).values(
                 "pk", "interrupt_id", "run__run_id", "expires_at"
@@ -116,6 +132,7 @@ def _run_ingest_once(
                 "run is refused until they are decided (AG-UI interrupts rule 4).",
             ).with_open_items(blocking)
 
+    expiries = [now + agent.default_ttl if i.expires_at is None else i.expires_at for i in record.interrupts]
     run = Run.objects.create(
         agent=agent,
         thread=thread,
@@ -134,12 +151,13 @@ def _run_ingest_once(
         input=run_input,
         requested_by=record.requested_by,
         content_hash=record.content_hash,
+        # Announced to the team by inbox.notifications when it has something open; otherwise nothing to say.
+        notified_at=None if any(expires_at > now for expires_at in expiries) else now,
         created_at=now,
     )
     items = []
-    for interrupt in record.interrupts:
+    for interrupt, expires_at in zip(record.interrupts, expiries, strict=True):
         defaulted = interrupt.expires_at is None
-        expires_at = now + agent.default_ttl if defaulted else interrupt.expires_at
         stale = expires_at <= now
         items.append(
             InboxItem(
@@ -193,12 +211,14 @@ def _run_ingest_once(
             )
         )
     audit_record(*events)
-    for item in items:
-        live.publish_on_commit(
-            live.groups_for(agent_id=agent.pk, item_id=item.pk, run_id=run.pk),
-            "item.created",
-            {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason},
-        )
+    # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
+    live.publish_together_on_commit(
+        live.groups_for(agent_id=agent.pk),
+        [
+            ("item.created", {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason})
+            for item in items
+        ],
+    )
     _after_ingest(run=run, items=items)
     # The caller serializes the run with its items: hand them over instead of querying them again.
     run.ingested_items = items

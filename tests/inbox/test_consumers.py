@@ -133,6 +133,25 @@ def test_a_new_item_reaches_its_team_and_staff_and_no_one_else(agent, elsewhere_
     run_async(scenario)
 
 
+def test_each_interrupt_of_a_run_arrives_as_its_own_event_in_order(agent, ingest, alice):
+    run = body("t-1", "r-1")
+    run["outcome"]["interrupts"] = [{**run["outcome"]["interrupts"][0], "id": f"i-{n}"} for n in range(4)]
+    cookie = session_cookie(alice)
+    post = sync_to_async(ingest)
+
+    async def scenario() -> None:
+        socket = await connected(cookie)
+        response = await post(agent, run)
+        assert response.status_code == 201
+        received = [await socket.receive_json_from(timeout=5) for _ in range(4)]
+        assert [message["event"] for message in received] == ["item.created"] * 4
+        assert [message["payload"]["item"] for message in received] == [i["id"] for i in response.json()["items"]]
+        assert await socket.receive_nothing(timeout=0.3)
+        await socket.disconnect()
+
+    run_async(scenario)
+
+
 def test_a_decision_reaches_the_other_approvers_with_who_decided(agent, ingest, alice, bob):
     response = ingest(agent, body("t-1", "r-1"))
     item_id = response.json()["items"][0]["id"]
