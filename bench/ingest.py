@@ -6,10 +6,12 @@ ASGI server (uvicorn, 2 workers) on a loopback port, then drives it with concurr
 - ``POST /api/v1/runs``: the spec's parallel example (3 interrupts) as an events body, each on a new thread;
 - ``GET /api/v1/agent``: the cheapest call authenticated with the same agent token.
 
-Prints requests/s, interrupts stored per second, p50 and p99 latency for both, and the ratio. Every request goes
-to 127.0.0.1; the loops are bounded by count.
+Prints requests/s, interrupts stored per second, p50 and p99 latency for both, and the ratio. The two endpoints
+are driven in alternating rounds (trivial, ingest, trivial, ingest, ...) so that drift on the machine (other
+load, the database growing) falls on both alike; each round's ratio is printed, and the headline ratio is the
+total ingest rate over the total trivial rate. Every request goes to 127.0.0.1; the loops are bounded by count.
 
-    .venv/bin/python bench/ingest.py [--requests 1500] [--concurrency 16]
+    .venv/bin/python bench/ingest.py [--requests 1500] [--rounds 3] [--concurrency 16]
 """
 
 from __future__ import annotations
@@ -84,6 +86,9 @@ def drive(label: str, send, count: int, concurrency: int, expect: int) -> dict:
     latencies.sort()
     result = {
         "label": label,
+        "count": count,
+        "elapsed": elapsed,
+        "latencies": latencies,
         "rps": count / elapsed,
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
@@ -93,9 +98,25 @@ def drive(label: str, send, count: int, concurrency: int, expect: int) -> dict:
     return result
 
 
+def combine(results: list[dict]) -> dict:
+    """One endpoint's rounds as one figure: total requests over total time, percentiles over all requests."""
+    latencies = sorted(latency for result in results for latency in result["latencies"])
+    count = sum(result["count"] for result in results)
+    statuses: Counter[str] = sum((result["statuses"] for result in results), Counter())
+    return {
+        "label": results[0]["label"],
+        "rps": count / sum(result["elapsed"] for result in results),
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "failures": sum(result["failures"] for result in results),
+        "statuses": statuses,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=1500)
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds the requests are split into")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
@@ -133,21 +154,31 @@ def main() -> int:
                 http.get("/api/v1/agent")
                 http.post("/api/v1/runs", content=events_body(10**6 + i), headers={"Content-Type": "application/json"})
 
-            trivial = drive("GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), args.requests,
-                            args.concurrency, 200)  # fmt: skip
-            ingest = drive(
-                "POST /api/v1/runs (3 interrupts)",
-                lambda i: http.post("/api/v1/runs", content=bodies[i], headers={"Content-Type": "application/json"}),
-                args.requests, args.concurrency, 201,
-            )  # fmt: skip
+            per_round = args.requests // args.rounds
+            rounds: list[tuple[dict, dict]] = []
+            for number in range(args.rounds):
+                offset = number * per_round
+                trivial = drive("GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), per_round,
+                                args.concurrency, 200)  # fmt: skip
+                ingest = drive(
+                    "POST /api/v1/runs (3 interrupts)",
+                    lambda i, offset=offset: http.post("/api/v1/runs", content=bodies[offset + i],
+                                        headers={"Content-Type": "application/json"}),
+                    per_round, args.concurrency, 201,
+                )  # fmt: skip
+                rounds.append((trivial, ingest))
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=20)
         psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
 
-    print(f"ingest bench: {args.requests} requests per endpoint, {args.concurrency} concurrent clients, "
-          "uvicorn with 2 workers, PostgreSQL + Redis on loopback")  # fmt: skip
+    print(f"ingest bench: {per_round * args.rounds} requests per endpoint in {args.rounds} alternating rounds, "
+          f"{args.concurrency} concurrent clients, uvicorn with 2 workers, PostgreSQL + Redis on loopback")  # fmt: skip
+    for number, (trivial, ingest) in enumerate(rounds, 1):
+        print(f"  round {number}: trivial {trivial['rps']:6.1f} req/s, ingest {ingest['rps']:6.1f} req/s, "
+              f"ratio {ingest['rps'] / trivial['rps']:.2f}")  # fmt: skip
+    trivial, ingest = (combine([pair[side] for pair in rounds]) for side in (0, 1))
     for result in (trivial, ingest):
         print(f"  {result['label']:<36} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:7.1f} ms   "
               f"p99 {result['p99_ms']:7.1f} ms   failures {result['failures']}")  # fmt: skip

@@ -13,6 +13,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -20,11 +21,14 @@ log = logging.getLogger(__name__)
 
 
 class Batcher:
-    """Calls ``handle(values)`` on its own thread with every value added since the previous call."""
+    """Calls ``handle(values)`` on its own thread with every value added since the previous call. After the
+    first value of a batch it waits up to ``linger`` seconds for more, so a steady stream costs at most
+    one call per ``linger`` (a flush ends the wait at once)."""
 
-    def __init__(self, name: str, handle: Callable[[list[Any]], None]) -> None:
+    def __init__(self, name: str, handle: Callable[[list[Any]], None], linger: float = 0.0) -> None:
         self.name = name
         self.handle = handle
+        self.linger = linger
         self.pid = os.getpid()
         self.queue: queue.SimpleQueue[tuple[Any, threading.Event | None]] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
@@ -33,9 +37,10 @@ class Batcher:
     def _run(self) -> None:
         while True:
             batch = [self.queue.get()]
-            while True:
+            deadline = time.monotonic() + self.linger
+            while batch[-1][1] is None:
                 try:
-                    batch.append(self.queue.get_nowait())
+                    batch.append(self.queue.get(timeout=max(0.0, deadline - time.monotonic())))
                 except queue.Empty:
                     break
             values = [value for value, done in batch if done is None]
@@ -59,7 +64,7 @@ class Batcher:
         done.wait(timeout)
 
     @classmethod
-    def per_process(cls, name: str, handle: Callable[[list[Any]], None]) -> Callable[[], Batcher]:
+    def per_process(cls, name: str, handle: Callable[[list[Any]], None], linger: float = 0.0) -> Callable[[], Batcher]:
         """A getter for this process's batcher, started on first use and again after a fork (Celery's
         prefork pool). Whatever is pending at interpreter exit is handled first, for up to 2 s."""
         lock = threading.Lock()
@@ -69,7 +74,7 @@ class Batcher:
             if not current or current[0].pid != os.getpid():
                 with lock:
                     if not current or current[0].pid != os.getpid():
-                        current[:] = [cls(name, handle)]
+                        current[:] = [cls(name, handle, linger)]
             return current[0]
 
         @atexit.register

@@ -6,7 +6,8 @@ teams), ``inbox.item.<item id>`` and ``inbox.run.<run id>`` (pages looking at on
 Sending happens on one long-lived event loop per process (a daemon thread), fed by a queue: the request or
 task that committed does not wait for Redis, events leave in the order they were published, and the channel
 layer's Redis connections are reused instead of opened by a fresh ``async_to_sync`` loop per message (which
-cost more than the whole ingest transaction). A push is best effort: pages refresh what they missed when
+cost more than the whole ingest transaction). Pushes to the same groups that queue up behind one another
+(a burst of ingests) leave together as one ``inbox.events`` message per group. A push is best effort: pages refresh what they missed when
 their socket reconnects.
 """
 
@@ -24,6 +25,8 @@ from channels.layers import get_channel_layer
 from django.db import transaction
 
 log = logging.getLogger(__name__)
+
+MAX_MERGED = 200  # events per merged channel-layer message
 
 
 def groups_for(*, agent_id: int, item_id: int | None = None, run_id: int | None = None) -> list[str]:
@@ -55,14 +58,16 @@ class _Sender:
 
     async def _drain(self) -> None:
         while True:
-            groups, message, done = await self.queue.get()
-            try:
-                layer = get_channel_layer()
-                if layer is not None:
+            batch = [await self.queue.get()]
+            while not self.queue.empty():  # whatever queued up while the last batch was being sent
+                batch.append(self.queue.get_nowait())
+            layer = get_channel_layer()
+            for groups, message in _coalesce(batch) if layer is not None else ():
+                try:
                     await asyncio.gather(*(layer.group_send(group, message) for group in dict.fromkeys(groups)))
-            except Exception:
-                log.exception("live push %s failed", message.get("event"))
-            finally:
+                except Exception:
+                    log.exception("live push %s failed", message.get("event") or "batch")
+            for _groups, _message, done in batch:
                 self.queue.task_done()
                 if done is not None:
                     done.set()
@@ -74,6 +79,25 @@ class _Sender:
         done = threading.Event()
         self.submit([], {}, done)
         done.wait(timeout)
+
+
+def _coalesce(batch: list[tuple[list[str], dict, Any]]) -> list[tuple[list[str], dict]]:
+    """Merge consecutive pushes to the same groups into one ``inbox.events`` message (at most MAX_MERGED
+    events each), so a burst costs one channel-layer send per group instead of one per push. Order is kept:
+    only neighbours are merged. Entries without groups (flush markers) send nothing."""
+    merged: list[tuple[list[str], list[dict]]] = []
+    for groups, message, _done in batch:
+        if not groups:
+            continue
+        events = message["events"] if message["type"] == "inbox.events" else [message]
+        if merged and merged[-1][0] == groups and len(merged[-1][1]) + len(events) <= MAX_MERGED:
+            merged[-1][1].extend(events)
+        else:
+            merged.append((groups, list(events)))
+    return [
+        (groups, events[0] if len(events) == 1 else {"type": "inbox.events", "events": events})
+        for groups, events in merged
+    ]
 
 
 _sender: _Sender | None = None

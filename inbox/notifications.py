@@ -46,6 +46,7 @@ WEBHOOK_BACKOFF_CAP = settings.INBOX_WEBHOOK_BACKOFF_CAP
 WEBHOOK_TIMEOUT = settings.INBOX_WEBHOOK_TIMEOUT
 DIGEST_SECONDS = settings.INBOX_DIGEST_SECONDS
 ANNOUNCE_BATCH = 500  # runs per notify_new_runs message
+ANNOUNCE_LINGER = 0.25  # seconds the announcer waits for more runs before queueing a message
 
 
 def absolute_url(path: str) -> str:
@@ -76,7 +77,9 @@ def _queue_announcements(run_ids: list[int]) -> None:
             log.exception("could not queue the announcement of runs %s; beat will retry", run_ids)
 
 
-_announcer = background.Batcher.per_process("inbox-announcer", _queue_announcements)
+# Runs committed within ANNOUNCE_LINGER of each other share one task message: under a stream of ingests a
+# process queues a few messages a second instead of one per POST.
+_announcer = background.Batcher.per_process("inbox-announcer", _queue_announcements, linger=ANNOUNCE_LINGER)
 
 
 def flush_announcements(timeout: float = 5.0) -> None:

@@ -1,0 +1,74 @@
+"""The per-process background helpers: the batching thread (announcements) and the live sender's merging
+of queued pushes."""
+
+from __future__ import annotations
+
+import threading
+
+from inbox import live
+from inbox.background import Batcher
+
+
+def test_values_added_together_are_handled_in_one_call_and_flush_waits_for_them() -> None:
+    calls: list[list[int]] = []
+    batcher = Batcher("test-batcher", calls.append, linger=0.5)
+    for value in range(5):
+        batcher.add(value)
+    batcher.flush(timeout=5)
+    assert calls == [[0, 1, 2, 3, 4]]
+    batcher.add(5)
+    batcher.flush(timeout=5)
+    assert calls == [[0, 1, 2, 3, 4], [5]]
+
+
+def test_a_failing_call_does_not_stop_the_thread() -> None:
+    handled: list[list[str]] = []
+    failed = threading.Event()
+
+    def handle(values: list[str]) -> None:
+        if "boom" in values:
+            failed.set()
+            raise RuntimeError("the broker is down")
+        handled.append(values)
+
+    batcher = Batcher("test-batcher", handle)
+    batcher.add("boom")
+    assert failed.wait(5)
+    batcher.add("next")
+    batcher.flush(timeout=5)
+    assert handled == [["next"]] and batcher.thread.is_alive()
+
+
+def test_a_process_gets_one_batcher_and_a_forked_child_its_own(monkeypatch) -> None:
+    get = Batcher.per_process("test-batcher", lambda values: None)
+    assert get() is get()
+    first = get()
+    monkeypatch.setattr("os.getpid", lambda: first.pid + 1)
+    assert get() is not first
+
+
+def message(event: str, n: int) -> dict:
+    return {"type": "inbox.event", "id": f"{event}-{n}", "event": event, "payload": {"n": n}}
+
+
+def test_queued_pushes_to_the_same_groups_leave_as_one_message_in_order() -> None:
+    a, b = ["inbox.staff", "inbox.agent.1"], ["inbox.staff", "inbox.agent.2"]
+    together = {"type": "inbox.events", "events": [message("item.created", 2), message("item.created", 3)]}
+    batch = [
+        (a, message("item.created", 1), None),
+        (a, together, None),
+        ([], {}, threading.Event()),  # a flush marker sends nothing
+        (b, message("item.decided", 4), None),
+        (a, message("item.created", 5), None),
+    ]
+    sent = live._coalesce(batch)
+    assert [groups for groups, _ in sent] == [a, b, a]
+    assert sent[0][1]["type"] == "inbox.events"
+    assert [event["payload"]["n"] for event in sent[0][1]["events"]] == [1, 2, 3]
+    assert sent[1][1] == message("item.decided", 4) and sent[2][1] == message("item.created", 5)
+
+
+def test_a_long_burst_is_split_into_messages_of_bounded_size() -> None:
+    groups = ["inbox.staff"]
+    sent = live._coalesce([(groups, message("item.created", n), None) for n in range(live.MAX_MERGED * 2 + 1)])
+    assert [len(m["events"]) if m["type"] == "inbox.events" else 1 for _, m in sent] == [live.MAX_MERGED] * 2 + [1]
