@@ -84,8 +84,12 @@ def fill(*, items: int, per_run: int, fresh: int) -> None:
         rows = []
         for run in runs:
             for position in range(per):
+                # As the ingest stores them: a tool_call interrupt always names its tool call.
                 rows.append(InboxItem(agent=agent, thread_id=run.thread_id, run=run, position=position,
                                       interrupt_id=f"{prefix}-{run.pk}-{position}", reason="tool_call",
+                                      tool_call_id=f"tc-{run.pk}-{position}",
+                                      tool_call={"id": f"tc-{run.pk}-{position}", "name": "sendEmail",
+                                                 "args": {"to": "cfo@example.com"}},
                                       message="Send the quarterly report?", expires_at=expires_at,
                                       raw={"id": f"{prefix}-{run.pk}-{position}", "reason": "tool_call"},
                                       created_at=now - timedelta(hours=2)))  # fmt: skip
