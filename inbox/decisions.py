@@ -33,6 +33,16 @@ BOOLEAN_APPROVAL_SCHEMA: dict = {
 }
 
 
+MAX_DECISION_COMMENT = 5000  # characters in the comment that goes with a decision
+MAX_DISCUSSION_COMMENT = 10_000  # characters in a comment on an item's or run's discussion
+
+
+def check_comment_length(text: str, *, limit: int, path: str) -> None:
+    if len(text) > limit:
+        raise DecisionError(400, "invalid_comment", f"A comment is at most {limit} characters ({len(text)} given).",
+                            [{"path": path, "message": f"must be at most {limit} characters"}])  # fmt: skip
+
+
 class DecisionError(Exception):
     def __init__(self, status: int, code: str, message: str, errors: list[dict] | None = None, **extra: Any):
         super().__init__(message)
@@ -173,6 +183,7 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
         raise DecisionError(404, "not_found", "No such item.")
     check_status(status, payload)
     comment = (comment or "").strip()
+    check_comment_length(comment, limit=MAX_DECISION_COMMENT, path="comment")
     expired_now = False
     with transaction.atomic():
         run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
@@ -353,6 +364,7 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
     if action not in BULK_ACTIONS:
         raise DecisionError(400, "invalid_action", f"action must be one of {', '.join(BULK_ACTIONS)}.",
                             [{"path": "action", "message": f"{action!r} is not a bulk action"}])  # fmt: skip
+    check_comment_length((comment or "").strip(), limit=MAX_DECISION_COMMENT, path="comment")
     status, payload = BULK_ACTIONS[action]
     results = []
     items = {item.pk: item for item in selectors.visible_items(user).filter(pk__in=item_ids)}
@@ -381,8 +393,9 @@ def record_comment(*, user, body: str, item: InboxItem | None = None, run: Run |
     if not body:
         raise DecisionError(400, "invalid_comment", "A comment needs some text.",
                             [{"path": "body", "message": "must not be empty"}])  # fmt: skip
+    check_comment_length(body, limit=MAX_DISCUSSION_COMMENT, path="body")
     with transaction.atomic():
-        comment = Comment.objects.create(item=item, run=run, user=user, body=body[:10_000])
+        comment = Comment.objects.create(item=item, run=run, user=user, body=body)
         target = item or run
         audit_record(audit_event(actor=Actor.for_user(user), verb="comment.added", obj=comment,
                                  agent=target.agent, thread=target.thread, data={"on": f"{target._meta.model_name}:{target.pk}"}))  # fmt: skip

@@ -17,11 +17,11 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
-from inbox.decisions import default_schema_for
+from inbox.decisions import MAX_DECISION_COMMENT, default_schema_for
 from inbox.models import InboxItem
 
 ACTIONS = ("approve", "deny", "edit", "answer", "cancel")
-MAX_COMMENT = 5000
+MAX_COMMENT = MAX_DECISION_COMMENT
 MAX_ANSWER_BYTES = 256 * 1024
 
 # Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.

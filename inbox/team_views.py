@@ -18,7 +18,6 @@ from inbox.models import InboxItem, Run
 from inbox.page_selectors import ListFilters
 from inbox.views import _item_or_404, _item_page, _run_or_404, _run_page
 
-MAX_COMMENT = 10_000
 _FAILURE_WORDS = {"needs_input": "needs its form", "not_found": "not found", "not_open": "no longer open",
                   "expired": "expired", "claimed": "held by someone else", "self_approval": "you asked for it",
                   "already_approved": "you already approved it"}  # fmt: skip
@@ -73,8 +72,6 @@ def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | 
     target = item or run
     body = request.POST.get("body", "")
     try:
-        if len(body) > MAX_COMMENT:
-            raise DecisionError(400, "invalid_comment", f"A comment is at most {MAX_COMMENT} characters.")
         decisions.record_comment(user=request.user, body=body, item=item, run=run)
     except DecisionError as error:
         page = _item_page if item is not None else _run_page
@@ -125,8 +122,8 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         request.session["bulk_result"] = {"error": "Select at least one item first."}
     elif len(ids) > MAX_BULK_ITEMS:
         request.session["bulk_result"] = {"error": f"At most {MAX_BULK_ITEMS} items at once."}
-    elif len(comment) > MAX_COMMENT:
-        request.session["bulk_result"] = {"error": f"A comment is at most {MAX_COMMENT} characters."}
+    elif len(comment.strip()) > decisions.MAX_DECISION_COMMENT:
+        request.session["bulk_result"] = {"error": f"A comment is at most {decisions.MAX_DECISION_COMMENT} characters."}
     else:
         results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
         request.session["bulk_result"] = _summary(request.user, action, results)

@@ -165,6 +165,26 @@ def test_teammates_discuss_an_item_and_a_run(email_item, alice, bob, carol):
     assert client_for(carol).get(f"/api/v1/items/{email_item.pk}/comments").status_code == 404
 
 
+def test_an_overlong_comment_is_refused_naming_the_field_and_nothing_is_stored(email_item, alice):
+    client = client_for(alice)
+    for url in (f"/api/v1/items/{email_item.pk}/comments", f"/api/v1/runs/{email_item.run_id}/comments"):
+        response = post(client, url, {"body": "x" * 10_001})
+        assert response.status_code == 400
+        assert response.json()["errors"] == [{"path": "body", "message": "must be at most 10000 characters"}]
+    assert post(client, f"/api/v1/items/{email_item.pk}/comments", {"body": "x" * 10_000}).status_code == 201
+    assert [len(c["body"]) for c in client.get(f"/api/v1/items/{email_item.pk}/comments").json()] == [10_000]
+    assert AuditEvent.objects.filter(verb="comment.added").count() == 1
+
+    decision = post(client, f"/api/v1/items/{email_item.pk}/decision",
+                    {"status": "resolved", "payload": {"approved": True}, "comment": "y" * 5001})  # fmt: skip
+    assert decision.status_code == 400 and decision.json()["field"] == "comment"
+    bulk = post(client, "/api/v1/items/bulk-decision", {"ids": [email_item.pk], "action": "approve",
+                                                         "comment": "y" * 5001})  # fmt: skip
+    assert bulk.status_code == 400 and bulk.json()["errors"][0]["path"] == "comment"
+    email_item.refresh_from_db()
+    assert email_item.status == "open" and not email_item.decisions.exists()
+
+
 # --- bulk ------------------------------------------------------------------------------------------
 
 
