@@ -15,11 +15,13 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from inbox import stats as inbox_stats
+from inbox.audit import Actor, audit
 from inbox.exports import EXPORTS, FORMATS, AuditFilterForm, export_response
 from inbox.models import AuditEvent, Decision, InboxItem, NotificationPreference, Resume, Run, Thread
 from inbox.selectors import visible_agents, visible_items
@@ -331,11 +333,17 @@ class PreferenceForm(forms.ModelForm):
 @login_required
 def notification_settings(request: HttpRequest) -> HttpResponse:
     prefs, _ = NotificationPreference.objects.get_or_create(user=request.user)
+    previous = prefs.email_mode  # the form writes the submitted value onto prefs while validating
     form = PreferenceForm(request.POST or None, instance=prefs)
     if request.method == "POST":
         if form.is_valid():
-            prefs.email_mode = form.cleaned_data["email_mode"]
-            prefs.save(update_fields=["email_mode"])
+            mode = form.cleaned_data["email_mode"]
+            if mode != previous:
+                with transaction.atomic():
+                    prefs.email_mode = mode
+                    prefs.save(update_fields=["email_mode"])
+                    audit(actor=Actor.for_user(request.user), verb="preferences.changed", obj=prefs,
+                          data={"email_mode": {"from": previous, "to": mode}})  # fmt: skip
             messages.success(request, "Notification preferences saved.")
             return redirect("inbox:notification_settings")
         return render(request, "audit/notifications.html", {"form": form, "prefs": prefs}, status=400)

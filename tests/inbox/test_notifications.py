@@ -297,6 +297,14 @@ def test_a_user_switches_to_the_digest_on_the_preferences_page(alice, client):
     response = client.post("/inbox/settings/notifications/", {"email_mode": "digest"}, follow=True)
     assert "Notification preferences saved." in response.content.decode()
     assert NotificationPreference.objects.get(user=alice).email_mode == "digest"
+    event = AuditEvent.objects.get(verb="preferences.changed")
+    assert event.actor_label == "alice" and event.data == {"email_mode": {"from": "immediate", "to": "digest"}}
+    client.post("/inbox/settings/notifications/", {"email_mode": "digest"})  # saved again, unchanged
+    assert AuditEvent.objects.filter(verb="preferences.changed").count() == 1
+    alice.is_staff = True
+    alice.save()
+    log = client.get("/audit/?verb=preferences.changed")
+    assert log.status_code == 200 and "preferences.changed" in log.content.decode()
 
 
 def test_an_unknown_mode_is_refused_with_the_field_named(alice, client):
