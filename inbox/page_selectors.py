@@ -171,7 +171,7 @@ def run_for_page(*, user, pk: int) -> Run | None:
 
 
 def run_items(run: Run) -> list[InboxItem]:
-    return list(run.items.select_related("decided_by").order_by("position", "pk"))
+    return list(run.items.select_related("decided_by", "claimed_by").order_by("position", "pk"))
 
 
 def next_open_item(*, user, after: InboxItem) -> InboxItem | None:

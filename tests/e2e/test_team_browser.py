@@ -95,6 +95,13 @@ def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_ali
 
     bobs.goto("/inbox/")
     expect(bobs.locator(f'tr[data-item-id="{item.pk}"] .holder-chip')).to_contain_text("alice")
+    bobs.goto(f"/inbox/runs/{item.run_id}/")
+    expect(bobs.locator(f'[data-run-item="{item.pk}"] .holder-chip')).to_contain_text("alice on it")
+    expect(bobs.locator(f'[data-run-item="{item.pk}"] [data-held-by]')).to_have_text(
+        "Held by alice: only they decide it."
+    )
+    expect(bobs.locator(f'input[name="decision-{item.pk}"]')).to_have_count(0)
+    shot(bobs, "run-page-claimed-by-someone-else")
 
     alices.get_by_role("button", name="Approve").click()
     expect(alices.locator(".flash-success")).to_contain_text("Approved — int-abc123.")

@@ -251,6 +251,27 @@ def test_comments_on_a_run_are_shown_on_the_run_page_and_escaped(email_item, ali
     assert Comment.objects.get().run_id == email_item.run_id
 
 
+def test_the_run_page_shows_who_holds_each_open_interrupt(email_item, alice, bob):
+    from inbox.decisions import item_claim
+
+    item_claim(item_id=email_item.pk, user=bob)
+    run_url = f"/inbox/runs/{email_item.run_id}/"
+    chips = re.findall(
+        r'data-holder="([^"]*)"[^>]*>.*?</span>\s*(?:You|\w+) <span class="muted">on it',
+        client_for(alice).get(run_url).content.decode(),
+    )
+    assert chips == ["bob"]
+    assert 'You <span class="muted">on it' in client_for(bob).get(run_url).content.decode()
+
+
+def test_a_comment_too_long_is_refused_on_the_page_and_kept_in_the_box(email_item, alice):
+    response = client_for(alice).post(f"{email_item.get_absolute_url()}comments/", {"body": "z" * 10_001})
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert "A comment is at most 10000 characters (10001 given)." in page and "z" * 10_001 in page
+    assert not Comment.objects.exists()
+
+
 def test_an_empty_comment_is_refused_next_to_the_comment_box(email_item, alice):
     response = client_for(alice).post(f"{email_item.get_absolute_url()}comments/", {"body": "   "})
     assert response.status_code == 400
