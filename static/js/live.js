@@ -354,6 +354,21 @@
     });
   }
 
+  // One interrupt's row of the run form, fresh from the server (who holds it, whether this user may choose).
+  function refreshRunItem(itemPk) {
+    if (!runId) return Promise.resolve();
+    return fetchText("/inbox/runs/" + runId + "/").then(function (html) {
+      var selector = '[data-run-item="' + itemPk + '"]';
+      var here = document.querySelector(selector);
+      var fresh = parseHtml(html).querySelector(selector);
+      if (!here || !fresh) return;
+      here.replaceWith(fresh);
+      flash(fresh);
+      var form = document.querySelector("[data-run-form]");
+      if (form) form.dispatchEvent(new Event("change"));
+    });
+  }
+
   function onRun(event, payload) {
     if (payload.run !== runId) return;
     if (event === "item.decided" || event === "item.expired") {
@@ -364,6 +379,15 @@
       return refreshRunLive();
     }
     if (event === "resume.state" || event === "item.tool_result" || event === "item.created") return refreshRunLive();
+    if (event === "item.claimed") {
+      if (payload.claimedBy !== me) {
+        var li = document.querySelector('[data-run-item="' + payload.item + '"]');
+        var name = li ? li.dataset.interruptId : "interrupt " + payload.item;
+        notice(payload.claimedBy ? payload.claimedBy + " is on " + name + ": only they decide it." :
+               name + " was released: anyone may decide it.");
+      }
+      return refreshRunItem(payload.item);
+    }
     if (event === "comment.added" && !payload.item) return refreshComments(payload.by !== me);
     if (event === "item.reminder") notice("Reminder: " + payload.message, "warn");
   }

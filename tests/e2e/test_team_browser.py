@@ -109,6 +109,29 @@ def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_ali
     assert InboxItem.objects.get(pk=item.pk).status == "resolved"
 
 
+def test_bobs_open_run_page_follows_alices_claim_and_release_without_a_reload(login, alice, bob, post_run):
+    from inbox.decisions import item_claim, item_unclaim
+
+    item = post_run(tool_approval())[0].items.get()
+    bobs = open_live(login(bob), f"/inbox/runs/{item.run_id}/")
+    row = bobs.locator(f'[data-run-item="{item.pk}"]')
+    row.get_by_text("Approve", exact=True).click()
+    expect(bobs.locator("#resume-preview")).to_contain_text('"status": "resolved"')
+
+    off_loop(lambda: item_claim(item_id=item.pk, user=alice))
+    expect(row.locator(".holder-chip")).to_contain_text("alice on it")
+    expect(row.locator("[data-held-by]")).to_have_text("Held by alice: only they decide it.")
+    expect(bobs.locator("#live-notice")).to_contain_text("alice is on int-abc123: only they decide it.")
+    # Bob's choice for it is gone from the preview of the resume.
+    expect(bobs.locator("#resume-preview")).not_to_contain_text('"status": "resolved"')
+    shot(bobs, "run-page-live-claim")
+
+    off_loop(lambda: item_unclaim(item_id=item.pk, user=alice))
+    expect(row.locator(".holder-chip")).to_have_count(0)
+    expect(row.get_by_text("Approve", exact=True)).to_be_visible()
+    expect(bobs.locator("#live-notice")).to_contain_text("int-abc123 was released: anyone may decide it.")
+
+
 def test_a_quorum_of_two_alice_approves_one_of_two_then_bob_approves_and_it_is_resolved(
     login, alice, bob, make_agent, post_run
 ):
