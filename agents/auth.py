@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from agents.models import AgentToken, hash_token
@@ -32,3 +33,17 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="agent ingest"'
+
+
+class AgentTokenScheme(OpenApiAuthenticationExtension):
+    """Describes the agent token in the OpenAPI document (a bearer scheme on the ingest endpoints)."""
+
+    target_class = AgentTokenAuthentication
+    name = "agentToken"
+
+    def get_security_definition(self, auto_schema) -> dict:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "An agent token from `manage.py agent_create` or `agent_token` (only its hash is stored).",
+        }

@@ -13,6 +13,8 @@ from rest_framework.views import APIView
 from inbox import selectors
 from inbox.decisions import (
     BULK_ACTIONS,
+    MAX_DECISION_COMMENT,
+    MAX_DISCUSSION_COMMENT,
     DecisionError,
     decision_bulk,
     item_assign,
@@ -99,7 +101,7 @@ class CommentsApi(APIView):
         comments = target.comments.select_related("user")
         return Response(CommentSerializer(comments, many=True).data)
 
-    @extend_schema(summary="Add a comment", request=inline_serializer("CommentInput", {"body": serializers.CharField()}),
+    @extend_schema(summary="Add a comment", request=inline_serializer("CommentInput", {"body": serializers.CharField(max_length=MAX_DISCUSSION_COMMENT)}),
                    responses={201: CommentSerializer})  # fmt: skip
     def post(self, request: Request, pk: int) -> Response:
         target = self._target(request, pk)
@@ -121,7 +123,7 @@ class BulkDecisionApi(APIView):
         request=inline_serializer("BulkDecisionInput", {
             "ids": serializers.ListField(child=serializers.IntegerField()),
             "action": serializers.ChoiceField(choices=list(BULK_ACTIONS)),
-            "comment": serializers.CharField(required=False),
+            "comment": serializers.CharField(required=False, max_length=MAX_DECISION_COMMENT),
         }),
         responses={200: OpenApiResponse(description='{"results": [{"id", "ok", "status"|"error", "detail"}]}')},
     )  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 
 from rest_framework.authtoken.models import Token
 
@@ -75,6 +76,17 @@ def test_the_openapi_schema_describes_the_ingest_body(client, db):
     assert "text/event-stream" in ingest["requestBody"]["content"]
     assert {"201", "400", "401", "409", "413"} <= set(ingest["responses"])
     assert "/api/v1/items/{id}" in schema["paths"]
+    assert ingest["security"] == [{"agentToken": []}]
+    scheme = schema["components"]["securitySchemes"]["agentToken"]
+    assert (scheme["type"], scheme["scheme"]) == ("http", "bearer") and "agent_create" in scheme["description"]
+    comment = schema["components"]["schemas"]["CommentInputRequest"]["properties"]["body"]
+    assert comment["maxLength"] == 10_000
+
+
+def test_the_openapi_schema_generates_without_warnings(db):
+    from django.core.management import call_command
+
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", os.devnull)
 
 
 def test_the_api_docs_page_renders(client, db):
