@@ -25,16 +25,16 @@ from typing import Any
 import httpx
 from celery import shared_task
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
+from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from agents.models import Agent
 from inbox import background
 from inbox.audit import Actor, audit
-from inbox.expiry import id_set, update_returning
+from inbox.expiry import approvers_of, id_set, update_returning
 from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
 
 log = logging.getLogger(__name__)
@@ -121,11 +121,11 @@ def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem]) -> byt
 
 
 def _recipients(agent: Agent, mode: str) -> list[Any]:
-    User = get_user_model()
-    users = User.objects.filter(is_active=True, groups__in=agent.teams.all()).exclude(email="").distinct()
+    """Who decides the agent's items (its teams, or staff when it has none; see ``approvers_of``) and wants
+    mail in ``mode``. No preference row means the model default: immediate."""
+    users = approvers_of(agent.pk)
     if mode == NotificationPreference.Mode.IMMEDIATE:
-        # No preference row means the model default: immediate.
-        return list(users.exclude(inbox_prefs__email_mode__in=["digest", "off"]))
+        return list(users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.DIGEST))
     return list(users.filter(inbox_prefs__email_mode=mode))
 
 
@@ -276,9 +276,13 @@ def send_digests() -> int:
         ).update(digest_last_sent_at=now)
         if not claimed:
             continue
+        # The agents this user decides for: those of their teams, and (staff) those with no team at all.
+        deciding = Q(agent__teams__in=pref.user.groups.all())
+        if pref.user.is_staff:
+            deciding |= Q(agent__teams__isnull=True)
         items = list(
             InboxItem.objects.filter(
-                agent__teams__in=pref.user.groups.all(),
+                deciding,
                 status=InboxItem.Status.OPEN,
                 created_at__gt=since,
                 created_at__lte=now,

@@ -134,6 +134,21 @@ def test_items_decided_before_the_task_runs_are_not_announced(agent, ingest, ali
     assert notify_new_runs(runs_of(items)) == 0 and mailoutbox == []
 
 
+def test_an_agent_without_a_team_is_announced_to_staff_as_its_reminders_are(make_agent, ingest, alice, staff,
+                                                                            mailoutbox):  # fmt: skip
+    lone = make_agent("lone")
+    lone.agent.teams.clear()
+    runs = runs_of(ingest_items(lone, ingest))
+    assert notify_new_runs(runs) == 1
+    assert [message.to for message in mailoutbox] == [["staff@example.com"]]  # not alice: not her team's agent
+
+    NotificationPreference.objects.create(user=staff, email_mode="digest")
+    mailoutbox.clear()
+    with time_machine.travel(timezone.now() + timedelta(minutes=1)):
+        assert send_digests() == 1
+    assert mailoutbox[0].to == ["staff@example.com"] and "3 item(s)" in mailoutbox[0].subject
+
+
 def test_a_run_is_announced_once_however_often_its_task_runs(agent, ingest, alice, mailoutbox):
     runs = runs_of(ingest_items(agent, ingest))
     assert notify_new_runs(runs) == 1
