@@ -25,6 +25,23 @@
     });
   }
 
+  // The list's Age column, in the words of the server's short_age filter.
+  function shortAge(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    if (s < 60) return "just now";
+    if (s < 3600) return Math.floor(s / 60) + " min ago";
+    if (s < 86400) return Math.floor(s / 3600) + " h ago";
+    return Math.floor(s / 86400) + " d ago";
+  }
+
+  function tickAges() {
+    var now = Date.now();
+    document.querySelectorAll(".col-age time[datetime]").forEach(function (el) {
+      var at = Date.parse(el.getAttribute("datetime"));
+      if (!isNaN(at)) el.textContent = shortAge(now - at);
+    });
+  }
+
   // --- list: rows, keyboard ---------------------------------------------------------------------
   function rows() { return Array.prototype.slice.call(document.querySelectorAll("tr[data-item-row]")); }
 
@@ -272,6 +289,7 @@
   function init() {
     tickCountdowns();
     setInterval(tickCountdowns, 1000);
+    setInterval(tickAges, 15000);
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
     setupEditDiff();
@@ -281,6 +299,6 @@
     setupBulk();
   }
 
-  window.Inbox = { tickCountdowns: tickCountdowns, renderDiff: renderDiff, lineDiff: lineDiff };
+  window.Inbox = { tickCountdowns: tickCountdowns, tickAges: tickAges, renderDiff: renderDiff, lineDiff: lineDiff };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();

@@ -84,7 +84,15 @@ def test_items_posted_through_the_api_appear_in_the_inbox(login, alice, post_run
     expect(page.locator("#item-rows")).to_contain_text("sendEmail")
     expect(page.locator('[data-count="open"]')).to_have_text("4")
     expect(rows.first.locator(".countdown")).to_contain_text("in 23h")
+    expect(rows.first.locator(".col-age time")).to_have_text("just now")
     shot(page, "list")
+
+    # A list left open keeps its ages current: ten minutes later, without a reload.
+    page.clock.install()
+    page.reload()
+    expect(rows.first.locator(".col-age time")).to_have_text("just now")
+    page.clock.fast_forward("10:05")
+    expect(rows.first.locator(".col-age time")).to_have_text("10 min ago")
 
 
 def test_approve_with_edits_sends_the_edited_arguments(login, alice, post_run):
