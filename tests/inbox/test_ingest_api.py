@@ -404,6 +404,39 @@ def test_racing_copies_of_one_run_store_one_row(make_agent):
     assert Run.objects.count() == 1 and InboxItem.objects.count() == 3 and Thread.objects.count() == 1
 
 
+@pytest.mark.django_db(transaction=True)
+def test_racing_runs_on_a_new_thread_store_one_and_refuse_the_rest(make_agent):
+    """Rule 4 holds on a thread that does not exist yet: the first run creates and locks it, the others
+    wait for its commit and then see its open items."""
+    from django.test import Client
+
+    racer = make_agent("racer")
+    statuses: list[int] = []
+    barrier = threading.Barrier(6)
+
+    def post(n: int) -> None:
+        body = open_example("minimal_tool_approval")
+        body["runId"] = f"run-{n}"
+        try:
+            barrier.wait()
+            response = Client().post("/api/v1/runs", data=json.dumps(body), content_type="application/json",
+                                     **racer.auth)  # fmt: skip
+            statuses.append(response.status_code)
+            if response.status_code == 409:
+                assert response.json()["error"] == "thread_has_open_interrupts"
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=post, args=(n,)) for n in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(statuses) == [201] + [409] * 5
+    assert Run.objects.count() == 1 and InboxItem.objects.count() == 1 and Thread.objects.count() == 1
+
+
 def test_the_ingest_answer_has_exactly_the_shape_of_the_run_serializer(agent, ingest, rf):
     from inbox.serializers import RunSerializer
 
