@@ -179,10 +179,12 @@ def _run_page(
     request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200, extra: dict | None = None
 ) -> HttpResponse:
     items = page_selectors.run_items(run)
-    rows = [_run_row(item, post) for item in items]
+    rows = [_run_row(item, post, request.user) for item in items]
     context = {
         "run": run,
         "rows": rows,
+        # Open interrupts this user may decide here (not held by someone else).
+        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["held_by_other"]),
         "items": items,
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
@@ -193,8 +195,13 @@ def _run_page(
     return render(request, "inbox/run.html", context, status=status)
 
 
-def _run_row(item: InboxItem, post) -> dict[str, Any]:
-    row: dict[str, Any] = {"item": item, "ui": None, "choice": post.get(f"decision-{item.pk}", "") if post else ""}
+def _run_row(item: InboxItem, post, user) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "item": item,
+        "ui": None,
+        "choice": post.get(f"decision-{item.pk}", "") if post else "",
+        "held_by_other": bool(item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff),
+    }
     if item.is_open:
         row["ui"] = forms.decision_ui(item)
         if row["ui"].mode == "boolean":

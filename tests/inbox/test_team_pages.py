@@ -261,7 +261,12 @@ def test_the_run_page_shows_who_holds_each_open_interrupt(email_item, alice, bob
         client_for(alice).get(run_url).content.decode(),
     )
     assert chips == ["bob"]
-    assert 'You <span class="muted">on it' in client_for(bob).get(run_url).content.decode()
+    bobs = client_for(bob).get(run_url).content.decode()
+    assert 'You <span class="muted">on it' in bobs and "data-run-submit" in bobs
+    # alice can choose nothing on this run: no submit, a sentence saying why.
+    alices = client_for(alice).get(run_url).content.decode()
+    assert "data-run-submit" not in alices and "data-set-all" not in alices
+    assert "Every open interrupt here is held by a teammate" in alices
 
 
 def test_a_comment_too_long_is_refused_on_the_page_and_kept_in_the_box(email_item, alice):
