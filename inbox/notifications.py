@@ -181,9 +181,16 @@ def notify_new_runs(run_ids: list[int]) -> int:
 
 
 def _announce(agent: Agent, agent_items: list[InboxItem]) -> int:
+    """Email first, then queue the webhooks: if the mail server fails, the runs are released and retried
+    without the webhooks having gone out twice (each delivery then retries on its own)."""
+    sent = _email_announcement(agent, agent_items)
     for webhook in TeamWebhook.objects.filter(team__in=agent.teams.all(), enabled=True).select_related("team"):
         body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
         deliver_webhook.delay(webhook.pk, body.decode())
+    return sent
+
+
+def _email_announcement(agent: Agent, agent_items: list[InboxItem]) -> int:
     recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE)
     if not recipients:
         return 0
@@ -207,12 +214,12 @@ def notify_missed_runs() -> int:
     queued task was lost: a broker outage, a process that died right after its commit). Returns the
     emails sent."""
     cutoff = timezone.now() - timedelta(seconds=settings.INBOX_ANNOUNCE_GRACE_SECONDS)
-    missed = Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff).order_by("created_at")
-    sent = 0
-    while run_ids := list(missed.values_list("pk", flat=True)[:ANNOUNCE_BATCH]):
+    missed = Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff).order_by("pk")
+    sent, after = 0, 0
+    # Walk by id: a run released again by a failed send is left for the next beat, not retried in a loop.
+    while run_ids := list(missed.filter(pk__gt=after).values_list("pk", flat=True)[:ANNOUNCE_BATCH]):
         sent += notify_new_runs(run_ids)
-        if len(run_ids) < ANNOUNCE_BATCH:
-            break
+        after = run_ids[-1]
     return sent
 
 

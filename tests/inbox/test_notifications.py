@@ -178,15 +178,26 @@ def test_beat_announces_a_run_whose_task_was_lost_after_the_grace_time(agent, in
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
 
 
-def test_a_failed_send_leaves_the_run_for_beat_to_retry(agent, ingest, alice, mailoutbox, monkeypatch, settings):
-    runs = runs_of(ingest_items(agent, ingest))
+def test_a_failed_send_leaves_the_runs_for_the_next_beat_without_double_webhooks(make_agent, ingest, alice, team,
+                                                                               receiver, mailoutbox, monkeypatch,
+                                                                               settings):  # fmt: skip
+    queued: list[int] = []
+    monkeypatch.setattr(deliver_webhook, "delay", lambda webhook_id, body: queued.append(webhook_id))
+    TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
+    monkeypatch.setattr("inbox.notifications.ANNOUNCE_BATCH", 1)  # one run per message: beat walks two
+    for slug in ("one", "two"):
+        ingest_items(make_agent(slug), ingest)
     settings.EMAIL_BACKEND = "tests.inbox.test_notifications.BrokenMailBackend"
-    assert notify_new_runs(runs) == 0
-    assert Run.objects.get().notified_at is None and mailoutbox == []
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
     with time_machine.travel(timezone.now() + timedelta(minutes=5)):
-        assert notify_missed_runs() == 1
-    assert len(mailoutbox) == 1
+        assert notify_missed_runs() == 0  # returns: the released runs wait for the next beat
+    assert list(Run.objects.values_list("notified_at", flat=True)) == [None, None]
+    assert mailoutbox == [] and queued == []  # no webhook went out for an announcement that failed
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
+        assert notify_missed_runs() == 2
+    assert len(mailoutbox) == 2 and len(queued) == 2
+    assert not Run.objects.filter(notified_at__isnull=True).exists()
 
 
 class BrokenMailBackend:
