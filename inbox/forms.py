@@ -67,6 +67,20 @@ class DecisionUI:
         return json.dumps(self.proposed_args if self.proposed_args is not None else {}, indent=2, ensure_ascii=False)
 
     @property
+    def edit_field_types(self) -> str:
+        """``{"<arg>": "<JSON type>"}`` from the ``editedArgs`` schema, for the page's field editor (which
+        also offers arguments the schema names but the proposal lacks). The server still checks the result."""
+        properties = (((self.schema or {}).get("properties") or {}).get("editedArgs") or {}).get("properties")
+        if not isinstance(properties, dict):
+            return "{}"
+        types = {}
+        for name, spec in properties.items():
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            if kind in ("string", "number", "integer", "boolean"):
+                types[str(name)] = kind
+        return json.dumps(types)
+
+    @property
     def unplaced_errors(self) -> list[dict]:
         """Errors the schema form cannot show beside a field (about the answer as a whole)."""
         return [error for error in self.errors if not error["path"]]

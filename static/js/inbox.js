@@ -194,6 +194,112 @@
     });
   }
 
+  // Approve with edits: one field per argument when every argument is a plain value (text, number,
+  // true/false), so nobody has to escape a multi-line email body by hand. The fields write the JSON
+  // textarea, which is what the form submits and what the server checks; "Edit as JSON" shows it.
+  function plainObject(text) {
+    var value;
+    try { value = JSON.parse(text); } catch (e) { return null; }
+    if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+    for (var key in value) {
+      if (value[key] !== null && ["string", "number", "boolean"].indexOf(typeof value[key]) < 0) return null;
+    }
+    return value;
+  }
+
+  function editField(key, value, kind, present) {
+    var wrap = document.createElement("label");
+    wrap.className = "field";
+    var name = document.createElement("span");
+    name.textContent = key;
+    wrap.appendChild(name);
+    var input;
+    if (kind === "boolean") {
+      input = document.createElement("input");
+      input.type = "checkbox";
+      input.checked = value === true;
+      wrap.classList.add("field-check");
+    } else if (kind === "number" || kind === "integer") {
+      input = document.createElement("input");
+      input.type = "number";
+      input.step = "any";
+      input.value = value === null || value === undefined ? "" : String(value);
+    } else {
+      var text = value === null || value === undefined ? "" : String(value);
+      var long = text.indexOf("\n") >= 0 || text.length > 60 || /body|content|text|message|description|note/i.test(key);
+      input = document.createElement(long ? "textarea" : "input");
+      if (long) input.rows = Math.min(14, Math.max(3, text.split("\n").length + 1)); else input.type = "text";
+      input.value = text;
+    }
+    input.dataset.editKey = key;
+    input.dataset.editKind = kind;
+    if (present) input.dataset.editPresent = "1";
+    wrap.appendChild(input);
+    return wrap;
+  }
+
+  function setupEditFields() {
+    document.querySelectorAll("[data-edit-box]").forEach(function (box) {
+      var area = box.querySelector("[data-edited-args]");
+      var holder = box.querySelector("[data-edit-fields]");
+      var json = box.querySelector("[data-edit-json]");
+      var toggle = box.querySelector("[data-edit-toggle]");
+      if (!area || !holder || !json || !toggle) return;
+      var kinds = {};
+      try { kinds = JSON.parse(holder.dataset.editFields || "{}") || {}; } catch (e) { kinds = {}; }
+
+      function collect() {
+        var out = {};
+        holder.querySelectorAll("[data-edit-key]").forEach(function (input) {
+          var key = input.dataset.editKey, kind = input.dataset.editKind, present = !!input.dataset.editPresent;
+          if (kind === "boolean") { if (present || input.checked) out[key] = input.checked; return; }
+          if (input.value === "" && !present) return;  // an optional argument left empty stays absent
+          if (kind === "number" || kind === "integer") { out[key] = input.value === "" ? null : Number(input.value); return; }
+          out[key] = input.value;
+        });
+        return out;
+      }
+      function sync() {
+        area.value = JSON.stringify(collect(), null, 2);
+        area.dispatchEvent(new Event("input"));
+      }
+      function showFields() {
+        var args = plainObject(area.value);
+        if (!args) return false;
+        holder.innerHTML = "";
+        var keys = Object.keys(args);
+        Object.keys(kinds).forEach(function (key) { if (keys.indexOf(key) < 0) keys.push(key); });
+        keys.forEach(function (key) {
+          var present = Object.prototype.hasOwnProperty.call(args, key);
+          var value = present ? args[key] : undefined;
+          var kind = value === null || value === undefined ? (kinds[key] || "string") : typeof value;
+          holder.appendChild(editField(key, value, kind, present));
+        });
+        holder.hidden = false;
+        json.hidden = true;
+        toggle.textContent = "Edit as JSON";
+        return true;
+      }
+      function showJson() {
+        holder.hidden = true;
+        json.hidden = false;
+        toggle.textContent = "Edit as fields";
+      }
+      holder.addEventListener("input", sync);
+      holder.addEventListener("change", sync);
+      toggle.addEventListener("click", function () {
+        if (!holder.hidden) return showJson();
+        if (!showFields()) toggle.textContent = "Edit as fields (only for plain values: fix or simplify the JSON)";
+      });
+      toggle.hidden = false;
+      if (!showFields()) {
+        showJson();
+        // Arguments with nested values stay JSON; a draft that is merely broken can come back to fields.
+        if (!plainObject(area.dataset.proposal)) toggle.hidden = true;
+      }
+    });
+  }
+
   function setupEditDiff() {
     document.querySelectorAll("[data-edited-args]").forEach(function (area) {
       var box = area.closest("[data-edit-box]") || document;
@@ -292,6 +398,7 @@
     setInterval(tickAges, 15000);
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
+    setupEditFields();
     setupEditDiff();
     setupRunPreview();
     setupApiButtons();

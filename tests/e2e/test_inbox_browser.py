@@ -102,7 +102,9 @@ def test_approve_with_edits_sends_the_edited_arguments(login, alice, post_run):
     page.goto(f"/inbox/items/{item.pk}/")
     expect(page.locator("[data-proposed-args]")).to_contain_text('"body": "Hi"')
     page.get_by_text("Approve with edits…").click()
+    page.get_by_role("button", name="Edit as JSON").click()
     editor = page.locator("[data-edited-args]")
+    expect(editor).to_be_visible()
     expect(editor).to_contain_text('"body": "Hi"')
     prefilled = json.loads(editor.input_value())
     assert prefilled == {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
@@ -120,6 +122,34 @@ def test_approve_with_edits_sends_the_edited_arguments(login, alice, post_run):
     assert decision.user == alice
     assert decision.payload == {"approved": True, "editedArgs": edited}
     shot(page, "item-decided")
+
+
+def test_approve_with_edits_in_fields_keeps_a_multi_line_body_and_the_argument_order(login, alice, post_run):
+    item = post_run(email_with_proposal()).items.get()
+    page = login(alice)
+    page.goto(f"/inbox/items/{item.pk}/")
+    page.get_by_text("Approve with edits…").click()
+    fields = page.locator("[data-edit-fields]")
+    expect(fields.locator("[data-edit-key]")).to_have_count(3)  # to, subject, body: one field each
+    expect(page.locator("[data-edited-args]")).to_be_hidden()
+    expect(fields.get_by_label("subject")).to_have_value("Hi")
+    body = fields.get_by_label("body")
+    body.fill("Hi Ann,\n\nThe report is attached.\n— Bob")
+    fields.get_by_label("subject").fill('Q3 report "final"')
+    diff = page.locator("[data-diff]")
+    expect(diff.locator(".diff-add")).to_have_count(2)
+    expect(diff).to_contain_text('"subject": "Q3 report \\"final\\""')
+    shot(page, "item-edit-fields")
+    page.get_by_role("button", name="Approve with these edits").click()
+
+    expect(page.locator(".flash-success")).to_contain_text("Approved with edits")
+    edited = stored(Decision, item=item).payload["editedArgs"]
+    assert edited == {
+        "to": "a@b.com",
+        "subject": 'Q3 report "final"',
+        "body": "Hi Ann,\n\nThe report is attached.\n— Bob",
+    }
+    assert list(edited) == ["to", "subject", "body"]
 
 
 def test_the_parallel_example_is_decided_approve_approve_cancel_on_the_run_page(login, alice, post_run):
