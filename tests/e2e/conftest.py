@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
+from django.db import connection
+
+T = TypeVar("T")
 
 SCREENSHOTS = os.environ.get("INBOX_SCREENSHOTS", "")
+
+
+def off_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a service as an agent's request or a worker would, on a thread of its own: the test's thread
+    carries Playwright's event loop, where the channel layer's async_to_sync refuses to run."""
+
+    def call() -> T:
+        try:
+            return function(*args, **kwargs)
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(call).result(timeout=30)
 
 
 def shot(page, name: str) -> None:

@@ -7,37 +7,18 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import Any, TypeVar
 
 import pytest
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from inbox.models import Decision, InboxItem, Run
 from tests.conftest import spec_example
-from tests.e2e.conftest import shot
+from tests.e2e.conftest import off_loop, shot
 
 pytestmark = pytest.mark.browser
-T = TypeVar("T")
-
-
-def off_loop(function: Callable[..., T], *args: Any) -> T:
-    """Run on a thread of its own, as an agent's request would: the live push after commit uses
-    async_to_sync, which refuses to run on this thread's event loop."""
-
-    def call() -> T:
-        try:
-            return function(*args)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call).result()
 
 
 def stored(model, **lookup):

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import Any, TypeVar
 
 import httpx
 import pytest
-from django.db import connection
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
@@ -17,25 +13,11 @@ from inbox import live
 from inbox.decisions import decision_submit
 from inbox.expiry import expire_sweep, reminders_send
 from inbox.models import InboxItem, Resume, Run
+from tests.e2e.conftest import off_loop
 
 pytestmark = pytest.mark.browser
 
-T = TypeVar("T")
 PUSHED = 2_000  # ms: the issue's "within 2 s"
-
-
-def off_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a service as a worker would, on a thread of its own: this one carries Playwright's event loop,
-    where the channel layer's async_to_sync refuses to run."""
-
-    def call() -> T:
-        try:
-            return function(*args, **kwargs)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call).result(timeout=30)
 
 
 @pytest.fixture

@@ -7,34 +7,16 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
 
 import pytest
-from django.db import connection
 from django.test import Client
 from playwright.sync_api import Page, expect
 
 from inbox.models import AuditEvent, Decision, InboxItem, Run
 from tests.conftest import spec_example
-from tests.e2e.conftest import shot
+from tests.e2e.conftest import off_loop, shot
 
 pytestmark = pytest.mark.browser
-T = TypeVar("T")
-
-
-def off_loop(function: Callable[..., T], *args: Any) -> T:
-    """Run on a thread of its own, as an agent's request would (the live push refuses this thread's loop)."""
-
-    def call() -> T:
-        try:
-            return function(*args)
-        finally:
-            connection.close()
-
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(call).result(timeout=30)
 
 
 @pytest.fixture
