@@ -122,11 +122,13 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         request.session["bulk_result"] = {"error": "Select at least one item first."}
     elif len(ids) > MAX_BULK_ITEMS:
         request.session["bulk_result"] = {"error": f"At most {MAX_BULK_ITEMS} items at once."}
-    elif len(comment.strip()) > decisions.MAX_DECISION_COMMENT:
-        request.session["bulk_result"] = {"error": f"A comment is at most {decisions.MAX_DECISION_COMMENT} characters."}
     else:
-        results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
-        request.session["bulk_result"] = _summary(request.user, action, results)
+        try:  # decision_bulk refuses an over-long comment before deciding anything
+            results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
+        except DecisionError as error:
+            request.session["bulk_result"] = {"error": error.message}
+        else:
+            request.session["bulk_result"] = _summary(request.user, action, results)
     return redirect(_list_url(request.POST))
 
 

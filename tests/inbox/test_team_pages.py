@@ -330,6 +330,9 @@ def test_bulk_with_nothing_selected_or_no_action_decides_nothing_and_says_why(em
     assert "Nothing was decided.</strong> Select at least one item first." in nothing
     no_action = as_alice.post("/inbox/bulk/", {"ids": [email_item.pk], "action": "launch"}, follow=True)
     assert "Choose Approve, Deny or Cancel." in no_action.content.decode()
+    too_long = as_alice.post("/inbox/bulk/", {"ids": [email_item.pk], "action": "approve", "comment": "c" * 5001},
+                             follow=True)  # fmt: skip
+    assert "A comment is at most 5000 characters (5001 given)." in too_long.content.decode()
     assert not Decision.objects.exists()
     off_site = as_alice.post("/inbox/bulk/", {"action": "deny", "ids": [], "next": "//evil.example/x"})
     assert off_site["Location"] == "/inbox/"
