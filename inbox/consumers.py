@@ -99,6 +99,6 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"event": message["event"], "payload": message["payload"]})
 
     async def inbox_events(self, message: dict[str, Any]) -> None:
-        """Several pushes sent together (``inbox.live.publish_together_on_commit``): forward each, in order."""
+        """Several pushes merged by ``inbox.live``'s sender into one message: forward each, in order."""
         for event in message["events"]:
             await self.inbox_event(event)

@@ -75,6 +75,11 @@ class _Sender:
     def submit(self, groups: list[str], message: dict, done: threading.Event | None = None) -> None:
         self.loop.call_soon_threadsafe(self.queue.put_nowait, (groups, message, done))
 
+    def submit_many(self, entries: list[tuple[list[str], dict]]) -> None:
+        """Queue several pushes in one step, so the sending loop takes them as one batch (and merges
+        neighbours to the same groups)."""
+        self.loop.call_soon_threadsafe(lambda: [self.queue.put_nowait((g, m, None)) for g, m in entries])
+
     def flush(self, timeout: float) -> None:
         done = threading.Event()
         self.submit([], {}, done)
@@ -142,18 +147,11 @@ def publish_on_commit(groups: list[str], event: str, payload: dict[str, Any]) ->
 
 
 def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]) -> None:
-    """``publish_on_commit`` for a batch of ``(groups, event, payload)`` (an expiry sweep, reminders)."""
+    """``publish_on_commit`` for a batch of ``(groups, event, payload)`` (an ingest's new items, an expiry
+    sweep, reminders), handed over in one step: neighbours to the same groups leave as one message."""
     if messages:
-        transaction.on_commit(lambda: [send_soon(groups, event, payload) for groups, event, payload in messages])
-
-
-def publish_together_on_commit(groups: list[str], events: list[tuple[str, dict[str, Any]]]) -> None:
-    """Queue several ``(event, payload)`` pushes for the same groups as one channel-layer message per group,
-    after commit: the consumer forwards them to the browser one by one, in order (``inbox.events``). An
-    ingest of N interrupts costs one send per group instead of N."""
-    if events:
-        message = {"type": "inbox.events", "events": [_message(event, payload) for event, payload in events]}
-        transaction.on_commit(lambda: _get_sender().submit(groups, message))
+        entries = [(groups, _message(event, payload)) for groups, event, payload in messages]
+        transaction.on_commit(lambda: _get_sender().submit_many(entries))
 
 
 def flush(timeout: float = 5.0) -> None:

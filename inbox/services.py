@@ -212,12 +212,12 @@ def _run_ingest_once(
         )
     audit_record(*events)
     # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
-    live.publish_together_on_commit(
-        live.groups_for(agent_id=agent.pk),
+    groups = live.groups_for(agent_id=agent.pk)
+    live.publish_many_on_commit(
         [
-            ("item.created", {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason})
+            (groups, "item.created", {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason})
             for item in items
-        ],
+        ]
     )
     _after_ingest(run=run, items=items)
     # The caller serializes the run with its items: hand them over instead of querying them again.
