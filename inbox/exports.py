@@ -89,39 +89,28 @@ class AuditFilterForm(forms.Form):
         return field, str(errors[0])
 
     def events(self) -> QuerySet[AuditEvent]:
-        data = self.cleaned_data
-        events = visible_audit_events(self.user)
-        if data.get("agent"):
-            events = events.filter(agent__slug=data["agent"])
-        if data.get("team"):
-            events = events.filter(agent__teams__name=data["team"])
-        if data.get("actor"):
-            events = events.filter(actor_label__iexact=data["actor"].strip())
-        if data.get("verb"):
-            events = events.filter(verb=data["verb"].strip())
-        start, end = self.bounds()
-        if start:
-            events = events.filter(created_at__gte=start)
-        if end:
-            events = events.filter(created_at__lt=end)
-        return events
+        return self._filtered(visible_audit_events(self.user), agent="agent__slug", team="agent__teams__name",
+                              actor="actor_label__iexact", verb="verb")  # fmt: skip
 
     def decisions(self) -> QuerySet[Decision]:
         """The same filters applied to decisions (the verb filter does not apply to them)."""
+        return self._filtered(visible_decisions(self.user), agent="item__agent__slug",
+                              team="item__agent__teams__name", actor="user__username__iexact")  # fmt: skip
+
+    def _filtered(self, queryset: QuerySet, *, agent: str, team: str, actor: str, verb: str | None = None) -> QuerySet:
+        """Apply the form's filters, each through the lookup this model uses for it."""
         data = self.cleaned_data
-        decisions = visible_decisions(self.user)
-        if data.get("agent"):
-            decisions = decisions.filter(item__agent__slug=data["agent"])
-        if data.get("team"):
-            decisions = decisions.filter(item__agent__teams__name=data["team"])
-        if data.get("actor"):
-            decisions = decisions.filter(user__username__iexact=data["actor"].strip())
+        lookups = {"agent": agent, "team": team, "actor": actor, "verb": verb}
+        for name, lookup in lookups.items():
+            value = data.get(name)
+            if lookup and value:
+                queryset = queryset.filter(**{lookup: value.strip() if name in ("actor", "verb") else value})
         start, end = self.bounds()
         if start:
-            decisions = decisions.filter(created_at__gte=start)
+            queryset = queryset.filter(created_at__gte=start)
         if end:
-            decisions = decisions.filter(created_at__lt=end)
-        return decisions
+            queryset = queryset.filter(created_at__lt=end)
+        return queryset
 
 
 # --- rows ---------------------------------------------------------------------------------------
