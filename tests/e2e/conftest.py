@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import pytest
 from django.db import connection
+from playwright.sync_api import Page, expect
 
 T = TypeVar("T")
 
@@ -28,6 +29,13 @@ def off_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         return pool.submit(call).result(timeout=30)
+
+
+def open_live(page: Page, path: str) -> Page:
+    """Open a page and wait until its socket is up (the page marks <body data-live="open">)."""
+    page.goto(path)
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+    return page
 
 
 def shot(page, name: str) -> None:

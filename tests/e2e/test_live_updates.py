@@ -7,13 +7,13 @@ from datetime import timedelta
 import httpx
 import pytest
 from django.utils import timezone
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from inbox import live
 from inbox.decisions import decision_submit
 from inbox.expiry import expire_sweep, reminders_send
 from inbox.models import InboxItem, Resume, Run
-from tests.e2e.conftest import off_loop
+from tests.e2e.conftest import off_loop, open_live
 
 pytestmark = pytest.mark.browser
 
@@ -35,13 +35,6 @@ def post_item(live_asgi, agent):
         return Run.objects.get(pk=response.json()["id"])
 
     return post
-
-
-def open_live(page: Page, path: str) -> Page:
-    """Open a page and wait until its socket is up (the page marks <body data-live="open">)."""
-    page.goto(path)
-    expect(page.locator("body")).to_have_attribute("data-live", "open")
-    return page
 
 
 def test_a_decision_by_one_approver_updates_the_others_list_and_item_page(login, post_item, alice, bob):

@@ -10,11 +10,11 @@ import json
 
 import pytest
 from django.test import Client
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from inbox.models import AuditEvent, Decision, InboxItem, Run
 from tests.conftest import spec_example
-from tests.e2e.conftest import off_loop, shot
+from tests.e2e.conftest import off_loop, open_live, shot
 
 pytestmark = pytest.mark.browser
 
@@ -43,13 +43,6 @@ def tool_approval(n: int = 0) -> dict:
     body["threadId"], body["runId"] = f"thread-{n}", f"run-{n}"
     body["outcome"]["interrupts"][0]["message"] = f"Send email number {n} to a@b.com?"
     return body
-
-
-def open_live(page: Page, path: str) -> Page:
-    """Open a page and wait until its socket is up (the page marks <body data-live="open">)."""
-    page.goto(path)
-    expect(page.locator("body")).to_have_attribute("data-live", "open")
-    return page
 
 
 def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_alice_decides(login, alice, bob, post_run):
