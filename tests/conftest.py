@@ -104,6 +104,14 @@ def carol(db) -> User:
     return user
 
 
+@pytest.fixture
+def dave(db) -> User:
+    """A member of 'finance' only."""
+    user = User.objects.create_user("dave", "dave@example.com", PASSWORD)
+    user.groups.add(Group.objects.get_or_create(name="finance")[0])
+    return user
+
+
 @dataclass
 class AgentWithToken:
     agent: Agent

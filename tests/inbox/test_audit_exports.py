@@ -12,21 +12,14 @@ from datetime import timedelta
 import pytest
 import time_machine
 from asgiref.sync import async_to_sync
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group
 from django.test import AsyncRequestFactory
 from django.utils import timezone
 
 from inbox.decisions import decision_submit
 from inbox.exports import AuditFilterForm, export_response
 from inbox.models import InboxItem
-from tests.conftest import PASSWORD, spec_example
-
-
-@pytest.fixture
-def dave(db) -> User:
-    user = User.objects.create_user("dave", "dave@example.com", PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="finance")[0])
-    return user
+from tests.conftest import spec_example
 
 
 @pytest.fixture

@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
 
-from tests.conftest import PASSWORD, spec_example
+from tests.conftest import spec_example
 
 
 @pytest.fixture
@@ -18,14 +18,6 @@ def other_team_agent(make_agent):
     made = make_agent("ledger")
     made.agent.teams.set([Group.objects.create(name="finance")])
     return made
-
-
-@pytest.fixture
-def dave(db) -> User:
-    """A member of 'finance' only."""
-    user = User.objects.create_user("dave", "dave@example.com", PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="finance")[0])
-    return user
 
 
 @pytest.fixture
