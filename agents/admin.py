@@ -17,7 +17,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 
 from agents.models import Agent, AgentToken
-from inbox.audit import Actor, audit
+from inbox.audit.record import Actor, audit
 
 SECRET_FIELDS = ("endpoint_url", "auth_header_name", "auth_header_value")
 

@@ -126,7 +126,7 @@ def main() -> None:
         from django.test.utils import CaptureQueriesContext
         from django.utils import timezone
 
-        from inbox.expiry import anything_stale, expire_sweep
+        from inbox.expiry.services import anything_stale, expire_sweep
         from inbox.models import AuditEvent, InboxItem
 
         print(f"PostgreSQL {connection.cursor().connection.info.server_version}, database {DB_NAME}")

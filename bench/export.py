@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> None:
     from asgiref.sync import async_to_sync
     from django.test import AsyncRequestFactory, RequestFactory
 
-    from inbox.exports import DECISION_FIELDS, AuditFilterForm, decision_row, export_response
+    from inbox.audit.exports import DECISION_FIELDS, AuditFilterForm, decision_row, export_response
 
     started = time.perf_counter()
     staff = load(args.decisions)

@@ -53,8 +53,8 @@ def main() -> None:
 
         call_command("migrate", verbosity=0)
         from agents.models import Agent
-        from agents.services import run_start
-        from inbox.decisions import decision_submit
+        from inbox.decisions.services import decision_submit
+        from inbox.ingest.start import run_start
         from inbox.models import Resume
 
         port = free_port()

@@ -17,5 +17,5 @@ urlpatterns = [
     path("api/v1/", include("inbox.api_urls")),
     path("audit/", include("inbox.audit_urls")),
     path("", include("inbox.urls")),
-    path("", include("agents.urls")),
+    path("", include("inbox.agent_urls")),
 ]

@@ -6,7 +6,7 @@ class InboxConfig(AppConfig):
     verbose_name = "Inbox"
 
     def ready(self) -> None:
-        from inbox import hooks, notifications
+        from inbox.ingest.signals import run_ingested
+        from inbox.teams import notifications
 
-        if notifications.notify_on_ingest not in hooks.after_ingest:
-            hooks.after_ingest.append(notifications.notify_on_ingest)
+        run_ingested.connect(notifications.notify_on_ingest, dispatch_uid="inbox.notify_on_ingest")

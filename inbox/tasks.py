@@ -1,36 +1,10 @@
-"""Celery tasks: thin wrappers that load rows by id and call one service. Safe to run twice."""
+"""Celery's autodiscovery imports ``inbox.tasks``: this module imports every package's tasks.
 
-from __future__ import annotations
+Each task is a thin wrapper that loads rows by id and calls one service; each is safe to run twice.
+Task names are fixed strings (``inbox.tasks.*``, ``inbox.notifications.*``) so queued messages and the
+beat schedule survive module moves.
+"""
 
-from celery import shared_task
-
-
-@shared_task(name="inbox.tasks.dispatch_resume", acks_late=True)
-def dispatch_resume(resume_id: int) -> str:
-    from inbox.resumes import resume_dispatch
-
-    return resume_dispatch(resume_id=resume_id)
-
-
-@shared_task(name="inbox.tasks.requeue_stuck_resumes")
-def requeue_stuck_resumes() -> int:
-    from inbox.resumes import resume_requeue_stuck
-
-    return resume_requeue_stuck()
-
-
-@shared_task(name="inbox.tasks.expire_stale_items")
-def expire_stale_items() -> int:
-    from inbox.expiry import expire_sweep
-
-    return expire_sweep()
-
-
-@shared_task(name="inbox.tasks.send_expiry_reminders")
-def send_expiry_reminders() -> int:
-    from inbox.expiry import reminders_send
-
-    return reminders_send()
-
-
-from inbox import notifications as _notifications  # noqa: E402,F401  (registers its tasks)
+from inbox.expiry import tasks as _expiry_tasks  # noqa: F401
+from inbox.resumes import tasks as _resume_tasks  # noqa: F401
+from inbox.teams import notifications as _notifications  # noqa: F401

@@ -135,6 +135,6 @@ def avatar_hue(user: Any) -> int:
 @register.filter
 def needs_form(item: Any) -> bool:
     """True when a bulk approve/deny cannot decide the item: it needs an answer from its own form."""
-    from inbox.decisions import needs_form_input
+    from inbox.decisions.services import needs_form_input
 
     return needs_form_input(item)

@@ -94,7 +94,7 @@ def test_the_agents_outbound_auth_header_is_sent(client, make_agent, alice, scri
 
 
 def test_retrying_a_resume_that_has_not_failed_is_a_409(client, demo, demo_agent, alice):
-    from inbox.decisions import decision_submit
+    from inbox.decisions.services import decision_submit
 
     client.force_login(alice)
     run = post(client, "demo", {"message": "email"}).json()

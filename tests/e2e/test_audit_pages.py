@@ -10,10 +10,10 @@ import threading
 import pytest
 from django.contrib.auth.models import Group
 
-from agents.services import run_start
-from inbox.decisions import decision_submit
+from inbox.decisions.services import decision_submit
+from inbox.ingest.start import run_start
 from inbox.models import InboxItem, Resume
-from inbox.resumes import resume_dispatch
+from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import demo, demo_agent, demo_server  # noqa: F401
 from tests.e2e.conftest import shot
 

@@ -9,9 +9,10 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from inbox import live
-from inbox.decisions import decision_submit
-from inbox.expiry import expire_sweep, reminders_send
+from inbox.decisions.services import decision_submit
+from inbox.expiry.reminders import reminders_send
+from inbox.expiry.services import expire_sweep
+from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
 from tests.e2e.conftest import off_loop, open_live
 

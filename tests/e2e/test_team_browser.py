@@ -85,7 +85,7 @@ def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_ali
 
 
 def test_bobs_open_run_page_follows_alices_claim_and_release_without_a_reload(login, alice, bob, post_run):
-    from inbox.decisions import item_claim, item_unclaim
+    from inbox.teams.claims import item_claim, item_unclaim
 
     item = post_run(tool_approval())[0].items.get()
     bobs = open_live(login(bob), f"/inbox/runs/{item.run_id}/")

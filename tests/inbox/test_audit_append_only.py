@@ -8,7 +8,7 @@ import copy
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
 
-from inbox.audit import Actor, audit
+from inbox.audit.record import Actor, audit
 from inbox.models import AuditEvent
 from tests.conftest import spec_example
 

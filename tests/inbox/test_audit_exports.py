@@ -16,8 +16,8 @@ from django.contrib.auth.models import Group
 from django.test import AsyncRequestFactory
 from django.utils import timezone
 
-from inbox.decisions import decision_submit
-from inbox.exports import AuditFilterForm, export_response
+from inbox.audit.exports import AuditFilterForm, export_response
+from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem
 from tests.conftest import spec_example
 
@@ -135,7 +135,7 @@ def test_anonymous_users_cannot_export(decided, client):
 
 
 def test_exports_are_read_in_batches_so_every_row_arrives_once(decided, staff, client, monkeypatch):
-    monkeypatch.setattr("inbox.exports.BATCH_SIZE", 2)
+    monkeypatch.setattr("inbox.audit.exports.BATCH_SIZE", 2)
     client.force_login(staff)
     rows = read_json(client.get("/audit/export/decisions.json"))
     assert len(rows) == 5 and len({row["decision_id"] for row in rows}) == 5
@@ -143,7 +143,7 @@ def test_exports_are_read_in_batches_so_every_row_arrives_once(decided, staff, c
 
 
 def test_under_asgi_the_export_streams_from_an_async_iterator(decided, staff, monkeypatch):
-    monkeypatch.setattr("inbox.exports.BATCH_SIZE", 2)
+    monkeypatch.setattr("inbox.audit.exports.BATCH_SIZE", 2)
     request = AsyncRequestFactory().get("/audit/export/decisions.json")
     request.user = staff
     form = AuditFilterForm({}, user=staff)

@@ -9,9 +9,9 @@ from datetime import timedelta
 import time_machine
 from django.utils import timezone
 
-from inbox.decisions import decision_submit
+from inbox.audit.stats import build_report
+from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem, Resume
-from inbox.stats import build_report
 from tests.conftest import spec_example
 
 

@@ -9,11 +9,11 @@ import json
 import pytest
 from django.contrib.auth.models import Group
 
-from agents.services import run_start
-from inbox.audit_views import args_diff
-from inbox.decisions import decision_submit
+from inbox.audit.trail import args_diff
+from inbox.decisions.services import decision_submit
+from inbox.ingest.start import run_start
 from inbox.models import InboxItem, Resume
-from inbox.resumes import resume_dispatch
+from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import demo, demo_agent, demo_server  # noqa: F401
 from tests.conftest import spec_example
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from inbox import live
-from inbox.background import Batcher
+from inbox.core.background import Batcher
+from inbox.live import push as live
 
 
 def test_values_added_together_are_handled_in_one_call_and_flush_waits_for_them() -> None:

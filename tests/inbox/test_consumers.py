@@ -18,9 +18,10 @@ from django.test import Client
 from django.utils import timezone
 
 from config.asgi import application
-from inbox import live
-from inbox.decisions import decision_submit
-from inbox.expiry import expire_items, expire_sweep, reminders_send
+from inbox.decisions.services import decision_submit
+from inbox.expiry.reminders import reminders_send
+from inbox.expiry.services import expire_items, expire_sweep
+from inbox.live import push as live
 from inbox.models import InboxItem
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -6,10 +6,10 @@ from datetime import timedelta
 
 import pytest
 
-from inbox.decisions import DecisionError, decision_submit
-from inbox.expiry import SIBLING_NOTE, run_is_past_expiry
+from inbox.decisions.services import DecisionError, decision_submit
+from inbox.expiry.services import SIBLING_NOTE, run_is_past_expiry
 from inbox.models import AuditEvent, Decision, InboxItem, Resume
-from inbox.resumes import resume_dispatch
+from inbox.resumes.services import resume_dispatch
 from tests.inbox.conftest import NOW
 
 

@@ -8,7 +8,7 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from inbox.expiry import RESUME_NOTE, SIBLING_NOTE, STALE_NOTE, expire_sweep, run_expiry_summary
+from inbox.expiry.services import RESUME_NOTE, SIBLING_NOTE, STALE_NOTE, expire_sweep, run_expiry_summary
 from inbox.models import AuditEvent, InboxItem, Resume, Run
 from tests.inbox.conftest import NOW, interrupted
 

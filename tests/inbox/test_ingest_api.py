@@ -265,7 +265,7 @@ def test_it_never_fetches_a_remote_ref(agent, ingest, alice):
     response = ingest(agent, with_interrupts({"id": "a", "reason": "input_required", "responseSchema": schema}))
     assert response.status_code == 201
 
-    from inbox.decisions import DecisionError, decision_submit
+    from inbox.decisions.services import DecisionError, decision_submit
 
     with pytest.raises(DecisionError) as refused:
         decision_submit(item_id=InboxItem.objects.get().pk, user=alice, status="resolved", payload={"x": 1})
@@ -438,7 +438,7 @@ def test_racing_runs_on_a_new_thread_store_one_and_refuse_the_rest(make_agent):
 
 
 def test_the_ingest_answer_has_exactly_the_shape_of_the_run_serializer(agent, ingest, rf):
-    from inbox.serializers import RunSerializer
+    from inbox.listing.serializers import RunSerializer
 
     body = ingest(agent, as_events(open_example("parallel_interrupts"))).json()
     run = Run.objects.get(pk=body["id"])

@@ -19,7 +19,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run, TeamWebhook
-from inbox.notifications import (
+from inbox.teams.notifications import (
     deliver_webhook,
     notify_missed_runs,
     notify_new_runs,
@@ -184,7 +184,7 @@ def test_a_failed_send_leaves_the_runs_for_the_next_beat_without_double_webhooks
     queued: list[int] = []
     monkeypatch.setattr(deliver_webhook, "delay", lambda webhook_id, body: queued.append(webhook_id))
     TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
-    monkeypatch.setattr("inbox.notifications.ANNOUNCE_BATCH", 1)  # one run per message: beat walks two
+    monkeypatch.setattr("inbox.teams.notifications.ANNOUNCE_BATCH", 1)  # one run per message: beat walks two
     for slug in ("one", "two"):
         ingest_items(make_agent(slug), ingest)
     settings.EMAIL_BACKEND = "tests.inbox.test_notifications.BrokenMailBackend"

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.db import connection
 
-from inbox.expiry import reminders_send
+from inbox.expiry.reminders import reminders_send
 from inbox.models import AuditEvent, InboxItem, NotificationPreference
 from tests.conftest import PASSWORD
 from tests.inbox.conftest import NOW, interrupted

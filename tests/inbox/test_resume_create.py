@@ -8,7 +8,7 @@ import pytest
 from ag_ui.core import RunAgentInput
 from django.utils import timezone
 
-from inbox.decisions import DecisionError, decision_submit
+from inbox.decisions.services import DecisionError, decision_submit
 from inbox.models import AuditEvent, InboxItem, Resume, Run
 from tests.conftest import load_events
 
@@ -82,7 +82,7 @@ def test_an_item_decided_after_its_expiry_creates_no_resume(agent, ingest, alice
 
 
 def test_calling_it_again_returns_the_same_resume(parallel_run, alice):
-    from inbox.resumes import resume_create_if_complete
+    from inbox.resumes.services import resume_create_if_complete
 
     for item in items_of(parallel_run):
         decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True})

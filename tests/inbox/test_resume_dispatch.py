@@ -13,10 +13,10 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from agents.services import run_start
-from inbox.decisions import decision_submit
+from inbox.decisions.services import decision_submit
+from inbox.ingest.start import run_start
 from inbox.models import AuditEvent, InboxItem, Resume, Run
-from inbox.resumes import resume_dispatch, resume_requeue_stuck, resume_retry
+from inbox.resumes.services import resume_dispatch, resume_requeue_stuck, resume_retry
 from tests.agent_servers import Reply
 from tests.conftest import load_events
 
@@ -147,7 +147,7 @@ def test_run_error_fails_the_resume_with_the_agents_message_and_an_operator_can_
 
 
 def test_retry_is_refused_unless_the_resume_failed(demo, alice, staff):
-    from inbox.resumes import ResumeRetryRefused
+    from inbox.resumes.services import ResumeRetryRefused
 
     run = start(demo.agent, alice, "email")
     approve(items(run)[0], alice)

@@ -8,10 +8,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from agents.services import run_start
-from inbox.decisions import decision_submit
+from inbox.decisions.services import decision_submit
+from inbox.ingest.start import run_start
 from inbox.models import InboxItem, Resume, Run
-from inbox.resumes import resume_requeue_stuck
+from inbox.resumes.services import resume_requeue_stuck
 from tests.agent_servers import AgentProcess, Reply, wait_for
 from tests.conftest import free_port
 

@@ -252,7 +252,7 @@ def test_comments_on_a_run_are_shown_on_the_run_page_and_escaped(email_item, ali
 
 
 def test_the_run_page_shows_who_holds_each_open_interrupt(email_item, alice, bob):
-    from inbox.decisions import item_claim
+    from inbox.teams.claims import item_claim
 
     item_claim(item_id=email_item.pk, user=bob)
     run_url = f"/inbox/runs/{email_item.run_id}/"

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from inbox.decisions import decision_submit
+from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem, Resume
-from inbox.resumes import resume_dispatch
+from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import AgentProcess
 
 pytestmark = pytest.mark.integration

@@ -1,0 +1,283 @@
+"""The audit log's filters and its streamed exports (CSV and JSON).
+
+Exports stream rows in keyset-paginated batches (``id > last`` … ``LIMIT n``): memory stays flat however
+many rows match, and no database cursor stays open between two chunks sent to the client. Under ASGI the
+response gets an async iterator (a sync one would be buffered whole by Django); under WSGI a sync one.
+Every query starts from the team rule in ``inbox.selectors``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import datetime, time, timedelta
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django import forms
+from django.contrib.auth.models import Group
+from django.core.handlers.asgi import ASGIRequest
+from django.db.models import QuerySet
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils import timezone
+
+from inbox.access import visible_agents
+from inbox.models import AuditEvent, Decision
+
+BATCH_SIZE = 2000
+
+
+def visible_teams(user) -> QuerySet[Group]:
+    if not user.is_authenticated:
+        return Group.objects.none()
+    if user.is_staff:
+        return Group.objects.all().order_by("name")
+    return user.groups.all().order_by("name")
+
+
+def visible_audit_events(user) -> QuerySet[AuditEvent]:
+    """Staff see the whole log; an approver sees the events about their teams' agents."""
+    if not user.is_authenticated:
+        return AuditEvent.objects.none()
+    if user.is_staff:
+        return AuditEvent.objects.all()
+    return AuditEvent.objects.filter(agent__in=visible_agents(user))
+
+
+def visible_decisions(user) -> QuerySet[Decision]:
+    if not user.is_authenticated:
+        return Decision.objects.none()
+    if user.is_staff:
+        return Decision.objects.all()
+    return Decision.objects.filter(item__agent__in=visible_agents(user))
+
+
+class AuditFilterForm(forms.Form):
+    agent = forms.ChoiceField(required=False)
+    team = forms.ChoiceField(required=False)
+    actor = forms.CharField(required=False, max_length=200, help_text="Username, agent slug or 'system'.")
+    verb = forms.CharField(required=False, max_length=64)
+    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, data: Any, *, user) -> None:
+        super().__init__(data)
+        self.user = user
+        self.fields["agent"].choices = [("", "All agents")] + [
+            (agent.slug, agent.name or agent.slug) for agent in visible_agents(user).order_by("name")
+        ]
+        self.fields["team"].choices = [("", "All teams")] + [(team.name, team.name) for team in visible_teams(user)]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        since, until = cleaned.get("since"), cleaned.get("until")
+        if since and until and since > until:
+            self.add_error("until", "The end date is before the start date.")
+        return cleaned
+
+    def bounds(self) -> tuple[datetime | None, datetime | None]:
+        """The date range as aware datetimes: [since 00:00, the day after until 00:00)."""
+        tz = timezone.get_current_timezone()
+        since, until = self.cleaned_data.get("since"), self.cleaned_data.get("until")
+        start = datetime.combine(since, time.min, tzinfo=tz) if since else None
+        end = datetime.combine(until + timedelta(days=1), time.min, tzinfo=tz) if until else None
+        return start, end
+
+    def first_error(self) -> tuple[str, str]:
+        field, errors = next(iter(self.errors.items()))
+        return field, str(errors[0])
+
+    def events(self) -> QuerySet[AuditEvent]:
+        return self._filtered(visible_audit_events(self.user), agent="agent__slug", team="agent__teams__name",
+                              actor="actor_label__iexact", verb="verb")  # fmt: skip
+
+    def decisions(self) -> QuerySet[Decision]:
+        """The same filters applied to decisions (the verb filter does not apply to them)."""
+        return self._filtered(visible_decisions(self.user), agent="item__agent__slug",
+                              team="item__agent__teams__name", actor="user__username__iexact")  # fmt: skip
+
+    def _filtered(self, queryset: QuerySet, *, agent: str, team: str, actor: str, verb: str | None = None) -> QuerySet:
+        """Apply the form's filters, each through the lookup this model uses for it."""
+        data = self.cleaned_data
+        lookups = {"agent": agent, "team": team, "actor": actor, "verb": verb}
+        for name, lookup in lookups.items():
+            value = data.get(name)
+            if lookup and value:
+                queryset = queryset.filter(**{lookup: value.strip() if name in ("actor", "verb") else value})
+        start, end = self.bounds()
+        if start:
+            queryset = queryset.filter(created_at__gte=start)
+        if end:
+            queryset = queryset.filter(created_at__lt=end)
+        return queryset
+
+
+DECISION_FIELDS = {
+    # column name: ORM path
+    "decision_id": "pk",
+    "decided_at": "created_at",
+    "agent": "item__agent__slug",
+    "thread_id": "item__thread__thread_id",
+    "run_id": "item__run__run_id",
+    "interrupt_id": "item__interrupt_id",
+    "reason": "item__reason",
+    "tool_call_id": "item__tool_call_id",
+    "tool_call": "item__tool_call",
+    "item_id": "item_id",
+    "item_status": "item__status",
+    "user": "user__username",
+    "status": "status",
+    "payload": "payload",
+    "comment": "comment",
+    "final": "final",
+    "counts": "counts",
+}
+
+
+DECISION_COLUMNS = ["decision_id", "decided_at", "agent", "thread_id", "run_id", "interrupt_id", "reason",
+                    "tool_call_id", "tool_name", "item_id", "item_status", "user", "status", "approved", "edited",
+                    "payload", "comment", "final", "counts"]  # fmt: skip
+
+
+EVENT_FIELDS = {
+    "event_id": "pk",
+    "created_at": "created_at",
+    "actor_type": "actor_type",
+    "actor": "actor_label",
+    "verb": "verb",
+    "object_type": "object_type",
+    "object_id": "object_id",
+    "agent": "agent__slug",
+    "thread_id": "thread__thread_id",
+    "data": "data",
+}
+
+
+EVENT_COLUMNS = list(EVENT_FIELDS)
+
+
+def decision_row(values: dict[str, Any]) -> dict[str, Any]:
+    payload = values["payload"]
+    tool_call = values.pop("tool_call") or {}
+    return {
+        **values,
+        "decided_at": values["decided_at"].isoformat(),
+        "tool_name": tool_call.get("name", "") if isinstance(tool_call, dict) else "",
+        "approved": payload.get("approved") if isinstance(payload, dict) else None,
+        "edited": isinstance(payload, dict) and "editedArgs" in payload,
+    }
+
+
+def event_row(values: dict[str, Any]) -> dict[str, Any]:
+    return {**values, "created_at": values["created_at"].isoformat()}
+
+
+def _batches(queryset: QuerySet, fields: dict[str, str], *, after: int, size: int) -> list[dict[str, Any]]:
+    rows = queryset.filter(pk__gt=after).order_by("pk").values_list(*fields.values())[:size]
+    return [dict(zip(fields, row, strict=True)) for row in rows]
+
+
+def iter_rows(queryset: QuerySet, fields: dict[str, str], make_row: Callable[[dict], dict],
+              *, size: int | None = None) -> Iterator[list[dict[str, Any]]]:  # fmt: skip
+    """Batches of export rows, oldest first, one short query each."""
+    size = size or BATCH_SIZE
+    after = 0
+    while True:
+        batch = _batches(queryset, fields, after=after, size=size)
+        if not batch:
+            return
+        after = batch[-1][next(iter(fields))]
+        yield [make_row(values) for values in batch]
+
+
+async def aiter_rows(queryset: QuerySet, fields: dict[str, str], make_row: Callable[[dict], dict],
+                     *, size: int | None = None) -> AsyncIterator[list[dict[str, Any]]]:  # fmt: skip
+    size = size or BATCH_SIZE
+    after = 0
+    fetch = sync_to_async(_batches)
+    while True:
+        batch = await fetch(queryset, fields, after=after, size=size)
+        if not batch:
+            return
+        after = batch[-1][next(iter(fields))]
+        yield [make_row(values) for values in batch]
+
+
+class _Line:
+    """csv.writer needs a file; this one hands back what was written."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def _csv_cell(value: Any) -> Any:
+    if isinstance(value, dict | list):
+        value = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        # Agent-supplied text must not become a formula when the file is opened in a spreadsheet.
+        value = "'" + value
+    return value
+
+
+def csv_chunks(columns: list[str], batches: Iterator[list[dict]]) -> Iterator[str]:
+    writer = csv.writer(_Line())
+    yield writer.writerow(columns)
+    for batch in batches:
+        yield "".join(writer.writerow([_csv_cell(row.get(column)) for column in columns]) for row in batch)
+
+
+def json_chunks(columns: list[str], batches: Iterator[list[dict]]) -> Iterator[str]:
+    """One JSON array, written element by element."""
+    yield "["
+    first = True
+    for batch in batches:
+        parts = []
+        for row in batch:
+            parts.append(("\n" if first else ",\n") + json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False))
+            first = False
+        yield "".join(parts)
+    yield "\n]\n"
+
+
+async def _acsv_chunks(columns: list[str], batches: AsyncIterator[list[dict]]) -> AsyncIterator[str]:
+    writer = csv.writer(_Line())
+    yield writer.writerow(columns)
+    async for batch in batches:
+        yield "".join(writer.writerow([_csv_cell(row.get(column)) for column in columns]) for row in batch)
+
+
+async def _ajson_chunks(columns: list[str], batches: AsyncIterator[list[dict]]) -> AsyncIterator[str]:
+    yield "["
+    first = True
+    async for batch in batches:
+        parts = []
+        for row in batch:
+            parts.append(("\n" if first else ",\n") + json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False))
+            first = False
+        yield "".join(parts)
+    yield "\n]\n"
+
+
+EXPORTS = {
+    "decisions": (DECISION_FIELDS, DECISION_COLUMNS, decision_row),
+    "events": (EVENT_FIELDS, EVENT_COLUMNS, event_row),
+}
+
+
+FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+def export_response(*, request: HttpRequest, form: AuditFilterForm, kind: str, fmt: str) -> StreamingHttpResponse:
+    fields, columns, make_row = EXPORTS[kind]
+    queryset = form.decisions() if kind == "decisions" else form.events()
+    if isinstance(request, ASGIRequest):
+        batches_async = aiter_rows(queryset, fields, make_row)
+        content: Any = (_acsv_chunks if fmt == "csv" else _ajson_chunks)(columns, batches_async)
+    else:
+        content = (csv_chunks if fmt == "csv" else json_chunks)(columns, iter_rows(queryset, fields, make_row))
+    response = StreamingHttpResponse(content, content_type=FORMATS[fmt])
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="inbox-{kind}-{stamp}.{fmt}"'
+    response["Cache-Control"] = "no-store"
+    return response

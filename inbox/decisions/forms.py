@@ -1,0 +1,275 @@
+"""The decision forms of the item and run pages, routed by the interrupt's ``reason``.
+
+``decision_ui`` says which controls an item gets (yes/no buttons, a form rendered from its
+``responseSchema`` by django-jsonform, or a JSON editor when django-jsonform cannot render the schema);
+``read_decision`` turns a submitted form into the ``(status, payload)`` the decision service validates.
+jsonschema, in the service, is the authority: nothing here decides whether an answer is valid.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django import forms
+from django.http import QueryDict
+from django_jsonform.forms.fields import JSONFormField
+
+from inbox.decisions.services import default_schema_for
+from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT
+from inbox.models import InboxItem
+
+ACTIONS = ("approve", "deny", "edit", "answer", "cancel")
+
+
+MAX_COMMENT = MAX_DECISION_COMMENT
+
+
+# Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.
+_UNRENDERABLE = {
+    "$ref", "$defs", "definitions", "$dynamicRef", "patternProperties", "if", "then", "else", "not",
+    "dependentSchemas", "dependentRequired", "dependencies", "prefixItems", "unevaluatedProperties",
+    "unevaluatedItems", "allOf", "oneOf", "anyOf", "const", "contains",
+}  # fmt: skip
+
+
+_RENDERABLE_TYPES = {"string", "number", "integer", "boolean", "object", "array"}
+
+
+_REQUIRED = re.compile(r"^'(?P<name>.+)' is a required property$")
+
+
+class DecisionInputError(Exception):
+    """A form that could not even be turned into a payload (bad JSON, unknown action)."""
+
+    status = 400
+
+    def __init__(self, message: str, errors: list[dict] | None = None):
+        super().__init__(message)
+        self.code = "invalid_input"
+        self.message = message
+        self.errors = errors or []
+
+
+@dataclass
+class DecisionUI:
+    """How an item is decided on its page."""
+
+    mode: str  # "boolean" | "form" | "json"
+    bool_key: str | None = "approved"  # None when the schema itself is a bare boolean
+    yes_label: str = "Approve"
+    no_label: str = "Deny"
+    offers_edits: bool = False
+    proposed_args: Any = None
+    schema: dict | None = None
+    answer_form: forms.Form | None = None
+    answer_text: str = ""
+    edited_text: str = ""
+    errors: list[dict] = field(default_factory=list)
+
+    @property
+    def proposed_text(self) -> str:
+        return json.dumps(self.proposed_args if self.proposed_args is not None else {}, indent=2, ensure_ascii=False)
+
+    @property
+    def edit_field_types(self) -> str:
+        """``{"<arg>": "<JSON type>"}`` from the ``editedArgs`` schema, for the page's field editor (which
+        also offers arguments the schema names but the proposal lacks). The server still checks the result."""
+        properties = (((self.schema or {}).get("properties") or {}).get("editedArgs") or {}).get("properties")
+        if not isinstance(properties, dict):
+            return "{}"
+        types = {}
+        for name, spec in properties.items():
+            kind = spec.get("type") if isinstance(spec, dict) else None
+            if kind in ("string", "number", "integer", "boolean"):
+                types[str(name)] = kind
+        return json.dumps(types)
+
+    @property
+    def unplaced_errors(self) -> list[dict]:
+        """Errors the schema form cannot show beside a field (about the answer as a whole)."""
+        return [error for error in self.errors if not error["path"]]
+
+    @property
+    def errors_by_path(self) -> dict[str, list[str]]:
+        grouped: dict[str, list[str]] = {}
+        for error in self.errors:
+            grouped.setdefault(error["path"], []).append(error["message"])
+        return grouped
+
+
+def _boolean_key(schema: Any) -> str | None | bool:
+    """The property a yes/no answer sets: "approved" for the spec's pattern, the one required boolean of
+    another object schema, None for a bare boolean schema; False when yes/no cannot answer the schema."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "boolean":
+        return None
+    properties = schema.get("properties")
+    if schema.get("type", "object") != "object" or not isinstance(properties, dict):
+        return False
+    required = schema.get("required") or []
+    if not isinstance(required, list):
+        return False
+    booleans = [name for name, sub in properties.items() if isinstance(sub, dict) and sub.get("type") == "boolean"]
+    if "approved" in booleans and set(required) <= {"approved"}:
+        return "approved"
+    if len(required) == 1 and required[0] in booleans:
+        return required[0]
+    return False
+
+
+def jsonform_can_render(schema: Any) -> bool:
+    """True when django-jsonform renders ``schema`` as a usable form (object or array root, no $ref,
+    no type unions, no combinators); anything else is answered in the JSON editor."""
+    if not isinstance(schema, dict) or schema.get("type") not in ("object", "array"):
+        return False
+    if schema.get("type") == "object" and not schema.get("properties"):
+        return False
+    return _renderable(schema)
+
+
+def _renderable(schema: Any) -> bool:
+    if not isinstance(schema, dict) or not isinstance(schema.get("type"), str):
+        return False  # no type, or a union of types
+    if schema["type"] not in _RENDERABLE_TYPES:
+        return False
+    if _UNRENDERABLE & schema.keys():
+        return False
+    properties = schema.get("properties")
+    children: list[Any] = list(properties.values()) if isinstance(properties, dict) else []
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            children.append(schema[key])
+        elif isinstance(schema.get(key), list):
+            return False
+    return all(_renderable(child) for child in children)
+
+
+def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[dict] | None = None) -> DecisionUI:
+    """The controls for ``item``; after a refused POST, prefilled with what was sent and its errors."""
+    schema = item.response_schema
+    effective = default_schema_for(item)
+    if effective is None:
+        # No schema at all: input_required gets the JSON editor, an unknown reason a plain yes/no.
+        key: str | None | bool = False if item.reason == "input_required" else "approved"
+    else:
+        key = _boolean_key(effective)
+    ui = DecisionUI(mode="boolean", schema=schema, errors=errors or [])
+    if key is not False:
+        ui.bool_key = key
+        if item.reason == "confirmation":
+            ui.yes_label, ui.no_label = "Yes", "No"
+        ui.offers_edits = item.offers_edits and key == "approved"
+        ui.proposed_args = (item.tool_call or {}).get("args")
+        ui.edited_text = post.get("edited_args", "") if post is not None else ""
+        if not ui.edited_text:
+            ui.edited_text = ui.proposed_text
+        return ui
+    submitted = post.get("answer", "") if post is not None else ""
+    if schema is not None and jsonform_can_render(schema):
+        ui.mode = "form"
+        ui.answer_form = answer_form(schema, initial=submitted, errors=ui.errors)
+    else:
+        ui.mode = "json"
+        ui.answer_text = submitted or "{}"
+    return ui
+
+
+def jsonform_error_map(errors: list[dict]) -> dict[str, list[str]]:
+    """The service's errors ({"path": "a.b", ...}) keyed the way django-jsonform shows them by a field."""
+    error_map: dict[str, list[str]] = {}
+    for error in errors:
+        error_map.setdefault(error["path"].replace(".", "§"), []).append(error["message"])
+    return error_map
+
+
+def answer_form(schema: dict, *, initial: str = "", errors: list[dict] | None = None) -> forms.Form:
+    class AnswerForm(forms.Form):
+        answer = JSONFormField(schema=schema, required=False, label="Answer")
+
+    try:
+        value = json.loads(initial) if initial else None
+    except json.JSONDecodeError:
+        value = None
+    form = AnswerForm(initial={"answer": value})
+    if errors:
+        form.fields["answer"].widget.add_error(jsonform_error_map(errors))
+    return form
+
+
+def field_errors(errors: list[dict]) -> list[dict]:
+    """The service's errors with plainer words for a missing field (already placed on the field)."""
+    placed = []
+    for error in errors:
+        message = error.get("message", "")
+        if _REQUIRED.match(message):
+            message = "This field is required."
+        placed.append({"path": error.get("path", ""), "message": message})
+    return placed
+
+
+def prune_empty(value: Any) -> Any:
+    """A form's empty inputs mean "not answered": drop null and "" members of objects, so a required
+    field left blank is reported as missing rather than as the wrong type."""
+    if isinstance(value, dict):
+        return {key: prune_empty(sub) for key, sub in value.items() if sub is not None and sub != ""}
+    if isinstance(value, list):
+        return [prune_empty(sub) for sub in value]
+    return value
+
+
+def _parse_json(text: str, path: str) -> Any:
+    if len(text.encode()) > MAX_ANSWER_BYTES:
+        raise DecisionInputError("The answer is too large.", [{"path": path, "message": "The answer is too large."}])
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        message = f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        raise DecisionInputError(message, [{"path": path, "message": message}]) from None
+
+
+def read_comment(post: QueryDict) -> str:
+    comment = post.get("comment", "").strip()
+    if len(comment) > MAX_COMMENT:
+        raise DecisionInputError(f"The comment is longer than {MAX_COMMENT} characters.")
+    return comment
+
+
+def read_decision(item: InboxItem, post: QueryDict) -> tuple[str, Any]:
+    """``(status, payload)`` from a submitted decision form."""
+    action = post.get("action", "")
+    if action not in ACTIONS:
+        raise DecisionInputError(f"Unknown action {action!r}.", [{"path": "action", "message": "Unknown action."}])
+    if action == "cancel":
+        return "cancelled", None
+    ui = decision_ui(item)
+    if action in ("approve", "deny", "edit"):
+        if ui.mode != "boolean":
+            raise DecisionInputError("This item needs an answer, not a yes/no.")
+        answer = action != "deny"
+        payload: Any = answer if ui.bool_key is None else {ui.bool_key: answer}
+        if action == "edit":
+            if not ui.offers_edits:
+                raise DecisionInputError("This item does not accept edited arguments.")
+            payload["editedArgs"] = _parse_json(post.get("edited_args", ""), "editedArgs")
+        return "resolved", payload
+    answer = _parse_json(post.get("answer", "") or "null", "")
+    return "resolved", prune_empty(answer) if ui.mode == "form" else answer
+
+
+def run_choice_payload(item: InboxItem, choice: str) -> tuple[str, Any] | None:
+    """A run page choice (approve / deny / cancel / "" for later) as ``(status, payload)``."""
+    if choice == "cancel":
+        return "cancelled", None
+    if choice in ("approve", "deny"):
+        ui = decision_ui(item)
+        if ui.mode != "boolean":
+            raise DecisionInputError(f"{item.interrupt_id} needs an answer: decide it on its own page.")
+        answer = choice == "approve"
+        return "resolved", answer if ui.bool_key is None else {ui.bool_key: answer}
+    if choice:
+        raise DecisionInputError(f"Unknown choice {choice!r} for {item.interrupt_id}.")
+    return None

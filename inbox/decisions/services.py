@@ -1,0 +1,318 @@
+"""Deciding inbox items: the one write path every page, API call and bulk action goes through.
+
+``decision_submit`` checks (``check_*``) and then applies (``_close`` / ``_vote``). The rules, in order:
+visibility (404), a valid status, the item still open (409 ``not_open``), not past ``expiresAt``
+(409 ``expired``, checked now, not by the sweep), the claim (only the holder or staff decide a claimed
+item), no self-approval, the payload valid against the item's ``responseSchema`` (400 with jsonschema paths),
+then the quorum: ``Agent.approvals_required`` distinct approvers must approve the same answer; a deny or a
+cancel from any of them decides at once; an approval with a different answer restarts the count.
+
+Rows are locked run first, then item, so that two decisions on sibling items of one run serialize and
+the one that closes the run's last open item sees the others and creates the resume.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from django.db import transaction
+from django.utils import timezone
+
+from inbox import access
+from inbox.audit.record import Actor, audit
+from inbox.expiry.services import run_is_past_expiry
+from inbox.limits import MAX_DECISION_COMMENT
+from inbox.live import push as live
+from inbox.models import Decision, InboxItem, Run
+
+BOOLEAN_APPROVAL_SCHEMA: dict = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}},
+    "required": ["approved"],
+}
+
+
+def check_comment_length(text: str, *, limit: int, path: str) -> None:
+    if len(text) > limit:
+        raise DecisionError(400, "invalid_comment", f"A comment is at most {limit} characters ({len(text)} given).",
+                            [{"path": path, "message": f"must be at most {limit} characters"}])  # fmt: skip
+
+
+class DecisionError(Exception):
+    def __init__(self, status: int, code: str, message: str, errors: list[dict] | None = None, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.errors = errors or []
+        self.extra = extra
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.code, "detail": self.message}
+        if self.errors:
+            body["errors"] = self.errors
+        body.update(self.extra)
+        return body
+
+
+@dataclass
+class DecisionOutcome:
+    item: InboxItem
+    decision: Decision
+    closed: bool
+    approvals: int = 1
+    required: int = 1
+    warnings: list[str] = field(default_factory=list)
+
+
+def default_schema_for(item: InboxItem) -> dict | None:
+    """The schema an answer is validated against: the interrupt's own, or the spec's boolean default
+    for tool approvals and confirmations. None means any JSON value is accepted."""
+    if item.response_schema is not None:
+        return item.response_schema
+    if item.reason in ("tool_call", "confirmation"):
+        return BOOLEAN_APPROVAL_SCHEMA
+    return None
+
+
+def _error_path(error: jsonschema.ValidationError) -> str:
+    path = list(error.absolute_path)
+    # A missing required property is reported on its parent; point at the property itself.
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        missing = next((name for name in error.validator_value if isinstance(error.instance, dict)
+                        and name not in error.instance), None)  # fmt: skip
+        if missing is not None:
+            path.append(missing)
+    return ".".join(str(part) for part in path)
+
+
+def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
+    """Every problem with ``payload`` under ``schema``: ``[{"path": "year", "message": ...}]``.
+    No ``$ref`` is ever fetched: an unresolvable reference is reported as an error."""
+    if schema is None:
+        return []
+    try:
+        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validator = validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER)
+        errors = sorted(validator.iter_errors(payload), key=lambda e: (list(e.absolute_path), e.message))
+        return [{"path": _error_path(error), "message": error.message} for error in errors]
+    except Exception as exc:  # a broken schema, or an unresolvable $ref (never fetched)
+        return [{"path": "", "message": f"the schema cannot be applied: {exc.__class__.__name__}: {exc}"}]
+
+
+def is_denial(payload: Any) -> bool:
+    return isinstance(payload, dict) and payload.get("approved") is False
+
+
+def requester_of(item: InboxItem) -> str:
+    metadata = item.metadata if isinstance(item.metadata, dict) else {}
+    value = metadata.get("requestedBy")
+    return value.strip() if isinstance(value, str) and value.strip() else item.run.requested_by
+
+
+def _is_requester(user, requester: str) -> bool:
+    if not requester:
+        return False
+    names = {user.get_username().lower()}
+    if getattr(user, "email", ""):
+        names.add(user.email.lower())
+    return requester.lower() in names
+
+
+def check_status(status: Any, payload: Any) -> None:
+    if status not in (Decision.Status.RESOLVED, Decision.Status.CANCELLED):
+        raise DecisionError(400, "invalid_status", "status must be 'resolved' or 'cancelled'.",
+                            [{"path": "status", "message": f"{status!r} is not one of 'resolved', 'cancelled'"}])  # fmt: skip
+    if status == Decision.Status.CANCELLED and payload is not None:
+        raise DecisionError(400, "invalid_payload", "A cancelled decision carries no payload.",
+                            [{"path": "payload", "message": "must be omitted when status is 'cancelled'"}])  # fmt: skip
+
+
+def check_open(item: InboxItem) -> None:
+    if item.status == InboxItem.Status.OPEN:
+        return
+    extra: dict[str, Any] = {"state": item.status}
+    if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED):
+        extra["decision"] = {
+            "status": item.status,
+            "payload": item.response_payload,
+            "decidedBy": item.decided_by.get_username() if item.decided_by_id else None,
+            "decidedAt": item.decided_at.isoformat() if item.decided_at else None,
+            "comment": item.decision_comment,
+        }
+    if item.status == InboxItem.Status.EXPIRED:
+        extra["note"] = item.status_note
+        raise DecisionError(409, "expired", f"This item expired at {item.expires_at.isoformat()}.", **extra)
+    raise DecisionError(409, "not_open", f"This item is already {item.status}.", **extra)
+
+
+def check_claim(item: InboxItem, user) -> bool:
+    """True when staff override someone else's claim (recorded in the audit)."""
+    if item.claimed_by_id is None or item.claimed_by_id == user.pk:
+        return False
+    if user.is_staff:
+        return True
+    raise DecisionError(403, "claimed", f"{item.claimed_by.get_username()} holds this item; only they decide it.",
+                        claimedBy=item.claimed_by.get_username())  # fmt: skip
+
+
+def check_not_requester(item: InboxItem, user, status: str, payload: Any) -> None:
+    if status == Decision.Status.CANCELLED or is_denial(payload):
+        return
+    if _is_requester(user, requester_of(item)):
+        raise DecisionError(403, "self_approval", "You asked for this action, so someone else must approve it.")
+
+
+def _canonical(payload: Any) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, comment: str = "") -> DecisionOutcome:
+    if not access.visible_items(user).filter(pk=item_id).exists():
+        raise DecisionError(404, "not_found", "No such item.")
+    check_status(status, payload)
+    comment = (comment or "").strip()
+    check_comment_length(comment, limit=MAX_DECISION_COMMENT, path="comment")
+    expired_now = False
+    with transaction.atomic():
+        run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
+        run = Run.objects.select_for_update().get(pk=run_pk)
+        item = (
+            InboxItem.objects.select_for_update(of=("self",))
+            .select_related("agent", "decided_by", "claimed_by")
+            .get(pk=item_id)
+        )
+        item.run = run
+        check_open(item)
+        now = timezone.now()
+        # A sibling past its expiresAt (even one already decided) means the run can never be resumed.
+        lapsed_sibling = item.expires_at > now and run_is_past_expiry(run_id=run.pk, now=now)
+        if item.expires_at <= now or lapsed_sibling:
+            _expire_on_decide(item=item, now=now)
+            expired_now = True
+        else:
+            overrode = check_claim(item, user)
+            check_not_requester(item, user, status, payload)
+            if status == Decision.Status.RESOLVED:
+                errors = validate_payload(default_schema_for(item), payload)
+                if errors:
+                    first = errors[0]
+                    where = f" at '{first['path']}'" if first["path"] else ""
+                    raise DecisionError(400, "invalid_payload", f"The answer does not match the schema{where}: "
+                                        f"{first['message']}", errors)  # fmt: skip
+            outcome = _apply(item=item, user=user, status=status, payload=payload, comment=comment, now=now,
+                             overrode=overrode)  # fmt: skip
+    if expired_now:
+        if lapsed_sibling:
+            raise DecisionError(409, "expired", "Another interrupt of this run is past its expiresAt, so the run "
+                                "can no longer be resumed; this item was closed as expired.", state="expired")  # fmt: skip
+        raise DecisionError(409, "expired", f"This item expired at {item.expires_at.isoformat()}.", state="expired")
+    return outcome
+
+
+def _expire_on_decide(*, item: InboxItem, now) -> None:
+    """Close the item as expired and its run as no longer resumable; committed even though the decision fails."""
+    from inbox.expiry.services import expire_items, expire_runs
+
+    expire_items(items_qs=InboxItem.objects.filter(pk=item.pk), now=now, note="expired before it was decided")
+    expire_runs(run_ids=[item.run_id], now=now)
+
+
+def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, now, overrode: bool) -> DecisionOutcome:
+    required = max(1, item.agent.approvals_required)
+    approving = status == Decision.Status.RESOLVED and not is_denial(payload)
+    if approving and required > 1:
+        votes = list(item.decisions.filter(counts=True, status=Decision.Status.RESOLVED))
+        same = [vote for vote in votes if _canonical(vote.payload) == _canonical(payload)]
+        if len(same) != len(votes):
+            # A different answer restarts the count: earlier approvals no longer count towards it.
+            item.decisions.filter(counts=True).update(counts=False)
+            same = []
+        if any(vote.user_id == user.pk for vote in same):
+            raise DecisionError(409, "already_approved", "You already approved this answer; another approver must.",
+                                approvals=len(same), required=required)  # fmt: skip
+        approvals = len({vote.user_id for vote in same}) + 1
+    else:
+        approvals = required
+    decision = Decision.objects.create(
+        item=item, user=user, status=status, payload=payload if status == Decision.Status.RESOLVED else None,
+        comment=comment, final=approvals >= required, created_at=now,
+    )  # fmt: skip
+    actor = Actor.for_user(user)
+    data = {"status": status, "payload": decision.payload, "comment": comment, "approvals": approvals,
+            "required": required}  # fmt: skip
+    if overrode:
+        data["overrodeClaimOf"] = item.claimed_by.get_username()
+    if approvals < required:
+        audit(actor=actor, verb="item.approval_recorded", obj=item, data=data)
+        live.publish_on_commit(
+            live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+            "item.vote",
+            {"item": item.pk, "run": item.run_id, "approvals": approvals, "required": required,
+             "by": user.get_username()},
+        )  # fmt: skip
+        return DecisionOutcome(item=item, decision=decision, closed=False, approvals=approvals, required=required)
+
+    item.status = status
+    item.response_payload = decision.payload
+    item.decided_by = user
+    item.decided_at = now
+    item.decision_comment = comment
+    item.save(update_fields=["status", "response_payload", "decided_by", "decided_at", "decision_comment"])
+    audit(actor=actor, verb=f"item.{status}", obj=item, data=data)
+    live.publish_on_commit(
+        live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+        "item.decided",
+        {"item": item.pk, "run": item.run_id, "status": status, "decidedBy": user.get_username(),
+         "decidedAt": now.isoformat()},
+    )  # fmt: skip
+    from inbox.resumes.services import resume_create_if_complete
+
+    resume_create_if_complete(run=item.run)
+    return DecisionOutcome(item=item, decision=decision, closed=True, approvals=approvals, required=required)
+
+
+BULK_ACTIONS = {"approve": ("resolved", {"approved": True}), "deny": ("resolved", {"approved": False}),
+                "cancel": ("cancelled", None)}  # fmt: skip
+
+
+def needs_form_input(item: InboxItem) -> bool:
+    """Items a bulk action cannot decide: anything whose schema asks for more than ``approved``."""
+    schema = default_schema_for(item)
+    if item.reason not in ("tool_call", "confirmation"):
+        return True
+    if not isinstance(schema, dict):
+        return True
+    required = set(schema.get("required") or [])
+    return bool(required - {"approved"})
+
+
+def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") -> list[dict]:
+    """Decide many items, each in its own transaction with its own decision and audit event; one failure
+    does not block the rest. Returns one result per id, in order."""
+    if action not in BULK_ACTIONS:
+        raise DecisionError(400, "invalid_action", f"action must be one of {', '.join(BULK_ACTIONS)}.",
+                            [{"path": "action", "message": f"{action!r} is not a bulk action"}])  # fmt: skip
+    check_comment_length((comment or "").strip(), limit=MAX_DECISION_COMMENT, path="comment")
+    status, payload = BULK_ACTIONS[action]
+    results = []
+    items = {item.pk: item for item in access.visible_items(user).filter(pk__in=item_ids)}
+    for item_id in dict.fromkeys(item_ids):
+        item = items.get(item_id)
+        if item is None:
+            results.append({"id": item_id, "ok": False, "error": "not_found", "detail": "No such item."})
+            continue
+        if action != "cancel" and needs_form_input(item):
+            results.append({"id": item_id, "ok": False, "error": "needs_input",
+                            "detail": "This item needs an answer from its form; open it to decide."})  # fmt: skip
+            continue
+        try:
+            outcome = decision_submit(item_id=item_id, user=user, status=status, payload=payload, comment=comment)
+        except DecisionError as error:
+            results.append({"id": item_id, "ok": False, "error": error.code, "detail": error.message})
+        else:
+            results.append({"id": item_id, "ok": True, "status": outcome.item.status, "closed": outcome.closed})
+    return results

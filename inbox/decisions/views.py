@@ -1,0 +1,148 @@
+"""Decision pages: the item form, the run form and the list's bulk action. Each calls the decision service."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from inbox import access
+from inbox.decisions import forms
+from inbox.decisions import services as decisions
+from inbox.decisions.services import BULK_ACTIONS, DecisionError, decision_submit
+from inbox.limits import MAX_BULK_ITEMS
+from inbox.listing import selectors as page_selectors
+from inbox.listing.selectors import ListFilters
+from inbox.listing.views import _decision_words, _item_or_404, _item_page, _run_or_404, _run_page
+from inbox.models import InboxItem
+
+
+@login_required
+@require_POST
+def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
+    item = _item_or_404(request, pk)
+    try:
+        status, payload = forms.read_decision(item, request.POST)
+        outcome = decision_submit(item_id=item.pk, user=request.user, status=status, payload=payload,
+                                  comment=forms.read_comment(request.POST))  # fmt: skip
+    except (forms.DecisionInputError, DecisionError) as error:
+        item.refresh_from_db()
+        return _item_page(request, item, error=error, post=request.POST, status=error.status)
+    if outcome.closed:
+        messages.success(request, f"{_decision_words(outcome.item)} — {item.interrupt_id}.")
+    else:
+        remaining = outcome.required - outcome.approvals
+        needs = "another approver" if remaining == 1 else f"{remaining} more approvers"
+        recorded = f"Your approval is recorded: {outcome.approvals} of {outcome.required}."
+        messages.info(request, f"{recorded} It needs {needs}.")
+    return redirect(item)
+
+
+@login_required
+@require_POST
+def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
+    """Decide several interrupts of one run in one go: all of them are stored, or none."""
+    run = _run_or_404(request, pk)
+    items = page_selectors.run_items(run)
+    try:
+        comment = forms.read_comment(request.POST)
+        choices = [(item, forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", "")))
+                   for item in items if item.is_open]  # fmt: skip
+        chosen = [(item, choice) for item, choice in choices if choice is not None]
+        if not chosen:
+            raise forms.DecisionInputError("Choose a decision for at least one interrupt.")
+        with transaction.atomic():
+            for item, (status, payload) in chosen:
+                _submit_for_run(item, request.user, status, payload, comment)
+    except (forms.DecisionInputError, DecisionError) as error:
+        return _run_page(request, run, error=error, post=request.POST, status=error.status)
+    messages.success(request, f"{len(chosen)} decision{'s' if len(chosen) != 1 else ''} recorded.")
+    return redirect(run)
+
+
+def _submit_for_run(item: InboxItem, user, status: str, payload: Any, comment: str) -> None:
+    try:
+        decision_submit(item_id=item.pk, user=user, status=status, payload=payload, comment=comment)
+    except DecisionError as error:
+        error.message = f"{item.interrupt_id}: {error.message}"
+        raise
+
+
+_FAILURE_WORDS = {"needs_input": "needs its form", "not_found": "not found", "not_open": "no longer open",
+                  "expired": "expired", "claimed": "held by someone else", "self_approval": "you asked for it",
+                  "already_approved": "you already approved it"}  # fmt: skip
+
+
+def _list_url(post: QueryDict) -> str:
+    """Back to the list the form was on, rebuilt from known filters only (never an arbitrary URL)."""
+    filters = ListFilters.from_query(QueryDict(post.get("next", "")))
+    query = filters.querystring()
+    return f"/inbox/?{query}" if query else "/inbox/"
+
+
+def _read_ids(post: QueryDict) -> list[int]:
+    ids = []
+    for value in post.getlist("ids"):
+        try:
+            ids.append(int(value))
+        except ValueError:
+            continue  # a tampered value: reported below as nothing selected if nothing else is left
+    return ids
+
+
+@login_required
+@require_POST
+def bulk_decide(request: HttpRequest) -> HttpResponse:
+    """Approve, deny or cancel the selected rows; each item is decided on its own, and the list shows a
+    summary of what was decided and why each of the others was not."""
+    ids = _read_ids(request.POST)
+    action = request.POST.get("action", "")
+    comment = request.POST.get("comment", "")
+    if action not in BULK_ACTIONS:
+        request.session["bulk_result"] = {"error": "Choose Approve, Deny or Cancel."}
+    elif not ids:
+        request.session["bulk_result"] = {"error": "Select at least one item first."}
+    elif len(ids) > MAX_BULK_ITEMS:
+        request.session["bulk_result"] = {"error": f"At most {MAX_BULK_ITEMS} items at once."}
+    else:
+        try:  # decision_bulk refuses an over-long comment before deciding anything
+            results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
+        except DecisionError as error:
+            request.session["bulk_result"] = {"error": error.message}
+        else:
+            request.session["bulk_result"] = _summary(request.user, action, results)
+    return redirect(_list_url(request.POST))
+
+
+def _summary(user, action: str, results: list[dict]) -> dict:
+    failed = [result for result in results if not result["ok"]]
+    labels = {
+        pk: (message or interrupt_id)
+        for pk, message, interrupt_id in access.visible_items(user)
+        .filter(pk__in=[result["id"] for result in failed])
+        .values_list("pk", "message", "interrupt_id")
+    }
+    failures = [
+        {
+            "id": result["id"],
+            "label": labels.get(result["id"], f"Item {result['id']}")[:120],
+            "url": f"/inbox/items/{result['id']}/" if result["id"] in labels else "",
+            "reason": _FAILURE_WORDS.get(result["error"], result["error"].replace("_", " ")),
+            "detail": result["detail"],
+            "needs_form": result["error"] == "needs_input",
+        }
+        for result in failed
+    ]
+    return {
+        "action": action,
+        "decided": sum(1 for result in results if result["ok"] and result.get("closed", True)),
+        "votes": sum(1 for result in results if result["ok"] and not result.get("closed", True)),
+        "needs_form": sum(1 for failure in failures if failure["needs_form"]),
+        "other_failed": sum(1 for failure in failures if not failure["needs_form"]),
+        "failures": failures,
+    }

@@ -1,0 +1,110 @@
+"""Reminders: one email per approver for items about to expire, each item reminded once."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMessage, get_connection
+from django.db import transaction
+from django.utils import timezone
+
+from inbox.access import approvers_of
+from inbox.audit.record import Actor, audit_event
+from inbox.core.sql import id_set, update_returning
+from inbox.expiry.services import AUDIT_BATCH, log
+from inbox.live import push as live
+from inbox.models import AuditEvent, InboxItem
+
+
+def reminders_send(*, now: datetime | None = None) -> int:
+    """Beat task body: claim every open item that expires within the lead time and was not reminded
+    yet, then (after commit) email its approvers and push ``item.reminder``. Returns how many items."""
+    now = now or timezone.now()
+    lead = timedelta(seconds=settings.INBOX_REMINDER_LEAD_SECONDS)
+    due = InboxItem.objects.filter(
+        status=InboxItem.Status.OPEN, reminder_sent_at__isnull=True, expires_at__gt=now, expires_at__lte=now + lead
+    )
+    with transaction.atomic():
+        rows = update_returning(
+            due,
+            values={"reminder_sent_at": now},
+            guard={"status": InboxItem.Status.OPEN, "reminder_sent_at": None},
+            returning=["id"],
+        )
+        if not rows:
+            return 0
+        items = list(InboxItem.objects.filter(pk__in=id_set(row[0] for row in rows)).select_related("agent", "thread"))
+        recipients: dict[int, list] = {}
+        for item in items:
+            if item.agent_id not in recipients:
+                recipients[item.agent_id] = list(approvers_of(item.agent_id))
+        actor = Actor.system("reminders")
+        AuditEvent.objects.bulk_create(
+            [
+                audit_event(
+                    actor=actor,
+                    verb="item.reminder_sent",
+                    obj=item,
+                    data={
+                        "expiresAt": item.expires_at.isoformat(),
+                        "recipients": [user.get_username() for user in recipients[item.agent_id]],
+                    },
+                    created_at=now,
+                )
+                for item in items
+            ],
+            batch_size=AUDIT_BATCH,
+        )
+        live.publish_many_on_commit(
+            [
+                (
+                    live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+                    "item.reminder",
+                    {
+                        "item": item.pk,
+                        "run": item.run_id,
+                        "expiresAt": item.expires_at.isoformat(),
+                        "message": f"{_title(item)} expires in {_minutes(item.expires_at - now)}.",
+                    },
+                )  # fmt: skip
+                for item in items
+            ]
+        )
+        emails = [_reminder_email(item, user, now) for item in items for user in recipients[item.agent_id]]
+        transaction.on_commit(lambda: _send_emails(emails))
+    return len(items)
+
+
+def _title(item: InboxItem) -> str:
+    what = item.tool_name or item.reason
+    return f"“{item.message[:80]}” ({what})" if item.message else f"The {what} request"
+
+
+def _minutes(left: timedelta) -> str:
+    minutes = max(1, round(left.total_seconds() / 60))
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+def _reminder_email(item: InboxItem, user: Any, now: datetime) -> EmailMessage:
+    url = settings.SITE_URL.rstrip("/") + item.get_absolute_url()
+    body = (
+        f"Hello {user.get_username()},\n\n"
+        f"{item.agent} is waiting for a decision that expires in {_minutes(item.expires_at - now)} "
+        f"(at {item.expires_at.isoformat()}):\n\n"
+        f"  {item.message or item.reason}\n\n"
+        f"Decide it here: {url}\n\n"
+        "After it expires the agent's run can no longer be resumed.\n"
+    )
+    subject = f"Reminder: {item.tool_name or item.reason} for {item.agent} expires in {_minutes(item.expires_at - now)}"
+    return EmailMessage(subject=subject, body=body, to=[user.email])
+
+
+def _send_emails(emails: list[EmailMessage]) -> None:
+    if not emails:
+        return
+    try:
+        get_connection(fail_silently=False).send_messages(emails)
+    except Exception:  # the claim is kept: one missed reminder beats a reminder sent twice
+        log.exception("could not send %d reminder email(s)", len(emails))

@@ -1,0 +1,222 @@
+"""REST API: ingest for agents, reads for approvers. Views parse, call one service, and serialize."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework import permissions, serializers, status
+from rest_framework.parsers import BaseParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from agents.auth import AgentTokenAuthentication
+from agents.models import Agent
+from inbox import access
+from inbox.core.errors import ERROR_SCHEMA
+from inbox.ingest.parser import IngestError, parse_body, read_run
+from inbox.ingest.services import run_ingest
+from inbox.ingest.start import RunStartError, run_start
+from inbox.listing.serializers import RunSerializer, run_summary
+
+
+class IsAgent(permissions.BasePermission):
+    def has_permission(self, request, view) -> bool:
+        return isinstance(request.auth, Agent)
+
+
+class RawBodyParser(BaseParser):
+    """Accepts anything: the ingest view reads ``request.body`` itself, as JSON or as an SSE stream."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        return None
+
+
+INTERRUPT_SCHEMA = {
+    "type": "object",
+    "required": ["id", "reason"],
+    "properties": {
+        "id": {"type": "string"},
+        "reason": {"type": "string", "description": "tool_call | input_required | confirmation | <framework>:<x>"},
+        "message": {"type": "string"},
+        "toolCallId": {"type": "string", "description": "Required when reason is tool_call."},
+        "responseSchema": {"type": "object", "description": "JSON Schema (Draft 2020-12 unless $schema says)."},
+        "expiresAt": {"type": "string", "format": "date-time"},
+        "metadata": {"type": "object"},
+    },
+}
+
+
+RUN_FINISHED_SCHEMA = {
+    "type": "object",
+    "required": ["type", "threadId", "runId"],
+    "properties": {
+        "type": {"type": "string", "enum": ["RUN_FINISHED"]},
+        "threadId": {"type": "string"},
+        "runId": {"type": "string"},
+        "result": {},
+        "outcome": {
+            "type": "object",
+            "properties": {
+                "type": {"type": "string", "enum": ["interrupt", "success", "cancelled"]},
+                "interrupts": {"type": "array", "minItems": 1, "maxItems": 100, "items": INTERRUPT_SCHEMA},
+            },
+        },
+    },
+}
+
+
+INGEST_BODY_SCHEMA = {
+    "oneOf": [
+        RUN_FINISHED_SCHEMA,
+        {
+            "type": "object",
+            "required": ["events"],
+            "properties": {
+                "events": {
+                    "type": "array",
+                    "description": "Every AG-UI event of one run, in order, ending with RUN_FINISHED.",
+                    "items": {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
+                }
+            },
+        },
+    ]
+}
+
+
+class RunIngestApi(APIView):
+    authentication_classes = [AgentTokenAuthentication]
+    permission_classes = [IsAgent]
+    parser_classes = [RawBodyParser]
+
+    @extend_schema(
+        operation_id="runs_ingest",
+        summary="Post an agent run (its interrupts become inbox items)",
+        description=(
+            "Authenticate with `Authorization: Bearer <agent token>`. The body is one `RUN_FINISHED` event, "
+            '`{"events": [...]}` (one run\'s AG-UI events ending with `RUN_FINISHED`), or the same events as a '
+            "`text/event-stream` body. Replaying the same run returns 200 with the same body."
+        ),
+        request={"application/json": INGEST_BODY_SCHEMA, "text/event-stream": OpenApiTypes.STR},
+        responses={
+            201: RunSerializer,
+            200: OpenApiResponse(RunSerializer, description="The same run was posted before: nothing new stored."),
+            400: OpenApiResponse(ERROR_SCHEMA, description="The body breaks the AG-UI contract; names the field."),
+            401: OpenApiResponse(ERROR_SCHEMA, description="Missing, unknown or revoked token."),
+            403: OpenApiResponse(ERROR_SCHEMA, description="The agent is disabled."),
+            409: OpenApiResponse(ERROR_SCHEMA, description="Thread has open interrupts, or same ids, other content."),
+            413: OpenApiResponse(ERROR_SCHEMA, description="Body over the size limit."),
+        },
+        examples=[
+            OpenApiExample(
+                "Minimal tool approval",
+                request_only=True,
+                value={
+                    "type": "RUN_FINISHED",
+                    "threadId": "thread-1",
+                    "runId": "run-1",
+                    "outcome": {
+                        "type": "interrupt",
+                        "interrupts": [
+                            {
+                                "id": "int-abc123",
+                                "reason": "tool_call",
+                                "message": "Send email to a@b.com with subject 'Hi'?",
+                                "toolCallId": "tc-001",
+                                "responseSchema": {
+                                    "type": "object",
+                                    "properties": {"approved": {"type": "boolean"}},
+                                    "required": ["approved"],
+                                },
+                            }
+                        ],
+                    },
+                },
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        agent: Agent = request.auth
+        limit = settings.INBOX_INGEST_MAX_BYTES
+        too_big = Response(
+            {"error": "body_too_large", "field": "body", "rule": "max_bytes",
+             "detail": f"The body is larger than the {limit}-byte limit."},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )  # fmt: skip
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if declared > limit:
+            return too_big
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            return too_big
+        if len(body) > limit:
+            return too_big
+        try:
+            raw_events, prefix = parse_body(body, request.content_type or "")
+            record = read_run(raw_events, prefix)
+            result = run_ingest(agent=agent, record=record)
+        except IngestError as error:
+            return Response(error.as_dict(), status=error.status)
+        data = run_summary(result.run, request)
+        return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+class AgentWhoAmIApi(APIView):
+    """A cheap authenticated call for agent authors to check their token (and the bench's baseline)."""
+
+    authentication_classes = [AgentTokenAuthentication]
+    permission_classes = [IsAgent]
+
+    @extend_schema(summary="The agent this ingest token belongs to", responses={200: OpenApiTypes.OBJECT})
+    def get(self, request: Request) -> Response:
+        agent: Agent = request.auth
+        return Response({"slug": agent.slug, "name": agent.name, "enabled": agent.enabled})
+
+
+class RunStartApi(APIView):
+    class InputSerializer(serializers.Serializer):
+        message = serializers.CharField(max_length=20_000, trim_whitespace=True)
+        threadId = serializers.CharField(max_length=255, required=False, allow_blank=False)
+
+    @extend_schema(
+        operation_id="agents_runs_start",
+        summary="Start a run on an agent (the inbox as AG-UI client)",
+        description=(
+            "POSTs a `RunAgentInput` carrying `message` as a user message to the agent's AG-UI endpoint, reads its "
+            "event stream and ingests the run like `POST /api/v1/runs`: its interrupts become inbox items. Without "
+            "`threadId` a new thread is started. Refused with 409 while the thread has open interrupts."
+        ),
+        request=InputSerializer,
+        responses={
+            201: RunSerializer,
+            400: OpenApiResponse(ERROR_SCHEMA, description="The body is not valid; names the field."),
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such agent, or you cannot see it."),
+            409: OpenApiResponse(
+                ERROR_SCHEMA, description="The thread has open interrupts, or the agent has no endpoint or is disabled."
+            ),  # fmt: skip
+            502: OpenApiResponse(
+                ERROR_SCHEMA, description="The agent is unreachable or answered something that is not one AG-UI run."
+            ),  # fmt: skip
+        },
+        examples=[OpenApiExample("Demo agent", request_only=True, value={"message": "parallel"})],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        agent = get_object_or_404(access.visible_agents(request.user), slug=slug)
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            started = run_start(agent=agent, user=request.user, message=body.validated_data["message"],
+                                thread_id=body.validated_data.get("threadId"))  # fmt: skip
+        except RunStartError as error:
+            return Response(error.as_dict(), status=error.status)
+        data = RunSerializer(started.run, context={"request": request}).data
+        return Response(data, status=status.HTTP_201_CREATED if started.created else status.HTTP_200_OK)

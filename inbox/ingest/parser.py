@@ -1,0 +1,463 @@
+"""Reading an agent's run: the body of ``POST /api/v1/runs`` or the reply stream of a resume.
+
+``parse_body`` turns the three accepted shapes (a bare ``RUN_FINISHED``, ``{"events": [...]}``, a
+``text/event-stream`` body) into a list of raw event dicts; ``read_run`` checks them against the AG-UI
+SDK models and the spec's contract and returns a ``RunRecord`` holding only what the inbox keeps.
+
+Every refusal is an ``IngestError`` naming the field path (``events[3].outcome.interrupts[0].toolCallId``)
+and the rule it broke. Nothing here touches the database.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import jsonschema
+from ag_ui.core import Event, EventType
+from django.conf import settings
+from pydantic import TypeAdapter, ValidationError
+
+_event_adapter: TypeAdapter = TypeAdapter(Event)
+
+
+# Events that carry nothing the inbox keeps; they are validated and then dropped from the run's record.
+_NOT_RECORDED = {EventType.RAW}
+
+
+_MAX_RECORDED_EVENTS = 500
+
+
+@dataclass
+class FieldError:
+    field: str
+    rule: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"field": self.field, "rule": self.rule, "message": self.message}
+
+
+class IngestError(Exception):
+    """A refused body: HTTP status, a machine code and the field errors."""
+
+    def __init__(self, status: int, code: str, message: str, errors: list[FieldError] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.errors = errors or []
+        self.extra: dict[str, Any] = {}
+
+    def with_open_items(self, items: list[dict]) -> IngestError:
+        self.extra["openItems"] = [
+            {"id": item["pk"], "interruptId": item["interrupt_id"], "runId": item["run__run_id"]} for item in items
+        ]
+        return self
+
+    def as_dict(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"error": self.code, "detail": self.message}
+        if self.errors:
+            body["errors"] = [error.as_dict() for error in self.errors]
+            body["field"] = self.errors[0].field
+            body["rule"] = self.errors[0].rule
+        body.update(self.extra)
+        return body
+
+
+def _invalid(field: str, rule: str, message: str) -> IngestError:
+    return IngestError(400, "invalid_run", message, [FieldError(field, rule, message)])
+
+
+@dataclass
+class InterruptRecord:
+    position: int
+    id: str
+    reason: str
+    message: str
+    tool_call_id: str
+    response_schema: dict | None
+    expires_at: datetime | None
+    metadata: dict | None
+    raw: dict
+
+
+@dataclass
+class RunRecord:
+    thread_id: str
+    run_id: str
+    parent_run_id: str
+    outcome: str  # interrupt | success | cancelled | error
+    outcome_omitted: bool
+    result: Any
+    error_message: str
+    state_snapshot: Any
+    messages_snapshot: Any
+    tool_calls: list[dict]
+    tool_results: list[dict]
+    events: list[dict]
+    interrupts: list[InterruptRecord] = field(default_factory=list)
+    content_hash: str = ""
+    requested_by: str = ""
+
+
+def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
+    """Return (raw events, path prefix for error messages)."""
+    if content_type.split(";")[0].strip().lower() == "text/event-stream":
+        return parse_sse(body), "events"
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IngestError(
+            400, "malformed_json", f"The body is not valid JSON: {exc}", [FieldError("body", "json", str(exc))]
+        ) from None
+    if isinstance(data, dict) and "events" in data and "type" not in data:
+        events = data["events"]
+        if not isinstance(events, list):
+            raise _invalid("events", "type", "'events' must be an array of AG-UI events.")
+        if not events:
+            raise _invalid("events", "not_empty", "'events' is empty: a run must end with RUN_FINISHED.")
+        return events, "events"
+    if isinstance(data, dict) and "type" in data:
+        return [data], ""
+    raise _invalid(
+        "body",
+        "shape",
+        'Expected one RUN_FINISHED event object, {"events": [...]}, or a text/event-stream body.',
+    )
+
+
+def parse_sse(body: bytes | str) -> list[Any]:
+    """The ``data:`` payloads of an SSE body, one JSON event each (multi-line data joined by newlines)."""
+    text = body.decode("utf-8", errors="strict") if isinstance(body, bytes) else body
+    events: list[Any] = []
+    data_lines: list[str] = []
+
+    def flush() -> None:
+        if not data_lines:
+            return
+        payload = "\n".join(data_lines)
+        data_lines.clear()
+        try:
+            events.append(json.loads(payload))
+        except json.JSONDecodeError as exc:
+            index = len(events)
+            raise _invalid(f"events[{index}]", "json", f"SSE event {index} is not valid JSON: {exc}") from None
+
+    for line in text.splitlines():
+        if line == "":
+            flush()
+        elif line.startswith(":"):
+            continue
+        elif line.startswith("data:"):
+            data_lines.append(line[5:].removeprefix(" "))
+    flush()
+    if not events:
+        raise _invalid("events", "not_empty", "The event stream holds no 'data:' events.")
+    return events
+
+
+def content_hash(events: list[Any]) -> str:
+    canonical = json.dumps(events, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _join(prefix: str, index: int | None, loc: tuple | list = ()) -> str:
+    path = prefix
+    if index is not None and prefix:
+        path = f"{prefix}[{index}]"
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path
+
+
+def _sdk_error(exc: ValidationError, prefix: str, index: int | None) -> IngestError:
+    errors = []
+    for error in exc.errors()[:20]:
+        # pydantic puts the discriminator value (e.g. 'RUN_FINISHED') first in a union's location.
+        loc = list(error["loc"])
+        if loc and isinstance(loc[0], str) and loc[0].isupper():
+            loc = loc[1:]
+        loc = [_camel(part) if isinstance(part, str) else part for part in loc]
+        errors.append(FieldError(_join(prefix, index, loc), "ag_ui_event", error["msg"]))
+    first = errors[0] if errors else FieldError(_join(prefix, index), "ag_ui_event", str(exc))
+    return IngestError(400, "invalid_event", f"{first.field}: {first.message}", errors or [first])
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def parse_expires_at(value: Any) -> datetime:
+    """ISO 8601; a value with no offset is read as UTC."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("not a string")
+    parsed = datetime.fromisoformat(value.strip())
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def check_response_schema(schema: Any) -> str | None:
+    """The problem with a responseSchema, or None. Draft 2020-12 unless ``$schema`` names another.
+    Only the meta-schema is consulted: no ``$ref`` is ever fetched."""
+    if not isinstance(schema, dict):
+        return "responseSchema must be a JSON object"
+    # Agents send the same few schemas again and again; checking one against its meta-schema costs more
+    # than the rest of the ingest's parsing, so each distinct schema is checked once per process.
+    return _check_schema_text(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+
+
+@functools.lru_cache(maxsize=2048)
+def _check_schema_text(text: str) -> str | None:
+    schema = json.loads(text)
+    try:
+        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    except jsonschema.exceptions.SchemaError as exc:  # an unknown $schema dialect
+        return str(exc.message)
+    try:
+        validator.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path)
+        return f"{exc.message}" + (f" (at /{where})" if where else "")
+    return None
+
+
+def _check_interrupts(raw_finished: dict, path: str) -> None:
+    """The spec's rules on an interrupt outcome, on the raw dict so each error names its rule."""
+    outcome = raw_finished.get("outcome")
+    if not isinstance(outcome, dict) or outcome.get("type") != "interrupt":
+        return
+    opath = _join(path, None, ["outcome", "interrupts"])
+    interrupts = outcome.get("interrupts")
+    if not isinstance(interrupts, list):
+        raise _invalid(opath, "interrupts_array", "An interrupt outcome must carry an 'interrupts' array.")
+    if not interrupts:
+        raise _invalid(opath, "interrupts_not_empty", "An interrupt outcome's 'interrupts' array must not be empty.")
+    limit = settings.INBOX_MAX_INTERRUPTS_PER_RUN
+    if len(interrupts) > limit:
+        raise _invalid(
+            opath, "interrupts_max", f"A run may carry at most {limit} interrupts; this one has {len(interrupts)}."
+        )
+    seen: dict[str, int] = {}
+    for i, interrupt in enumerate(interrupts):
+        ipath = f"{opath}[{i}]"
+        if not isinstance(interrupt, dict):
+            raise _invalid(ipath, "interrupt_object", "Each interrupt must be a JSON object.")
+        interrupt_id = interrupt.get("id")
+        if isinstance(interrupt_id, str):
+            if interrupt_id in seen:
+                raise _invalid(
+                    f"{ipath}.id",
+                    "interrupt_id_unique",
+                    f"Interrupt id {interrupt_id!r} is used twice in this run (also at index {seen[interrupt_id]}).",
+                )
+            seen[interrupt_id] = i
+            if not interrupt_id.strip():
+                raise _invalid(f"{ipath}.id", "interrupt_id_required", "An interrupt's id must not be empty.")
+        if interrupt.get("reason") == "tool_call" and not interrupt.get("toolCallId"):
+            raise _invalid(
+                f"{ipath}.toolCallId",
+                "tool_call_requires_tool_call_id",
+                "An interrupt with reason 'tool_call' must set toolCallId.",
+            )
+        if interrupt.get("responseSchema") is not None:
+            problem = check_response_schema(interrupt["responseSchema"])
+            if problem:
+                raise _invalid(
+                    f"{ipath}.responseSchema",
+                    "response_schema_valid",
+                    f"responseSchema is not a valid JSON Schema: {problem}",
+                )
+        if interrupt.get("expiresAt") is not None:
+            try:
+                parse_expires_at(interrupt["expiresAt"])
+            except (ValueError, TypeError):
+                raise _invalid(
+                    f"{ipath}.expiresAt",
+                    "expires_at_iso8601",
+                    f"expiresAt {interrupt['expiresAt']!r} is not an ISO 8601 date-time.",
+                ) from None
+
+
+def read_run(raw_events: list[Any], prefix: str = "events", *, allow_error: bool = False) -> RunRecord:
+    """Check one run's events and keep what the inbox needs.
+
+    The last event must be ``RUN_FINISHED`` (or ``RUN_ERROR`` when ``allow_error``, for a resume's reply).
+    """
+    if not raw_events:
+        raise _invalid(prefix or "body", "not_empty", "No events: a run must end with RUN_FINISHED.")
+    last = len(raw_events) - 1
+    for index, raw in enumerate(raw_events):
+        if not isinstance(raw, dict):
+            raise _invalid(
+                _join(prefix, index if prefix else None), "event_object", "Each event must be a JSON object."
+            )
+    final = raw_events[last]
+    final_path = _join(prefix, last if prefix else None)
+    final_type = final.get("type")
+    if final_type != "RUN_FINISHED" and not (allow_error and final_type == "RUN_ERROR"):
+        raise _invalid(
+            f"{final_path}.type" if final_path else "type",
+            "ends_with_run_finished",
+            f"The run must end with RUN_FINISHED; its last event is {final_type!r}.",
+        )
+    for index, raw in enumerate(raw_events[:-1]):
+        if raw.get("type") in ("RUN_FINISHED", "RUN_ERROR"):
+            path = _join(prefix, index if prefix else None)
+            raise _invalid(f"{path}.type", "single_run", f"{raw['type']} may only be the last event of the run.")
+    if final_type == "RUN_FINISHED":
+        _check_interrupts(final, final_path)
+
+    events = []
+    for index, raw in enumerate(raw_events):
+        try:
+            events.append(_event_adapter.validate_python(raw))
+        except ValidationError as exc:
+            raise _sdk_error(exc, prefix, index if prefix else None) from None
+    return _record(events, raw_events, prefix)
+
+
+def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
+    final = events[-1]
+    thread_id = getattr(final, "thread_id", None)
+    run_id = getattr(final, "run_id", None)
+    started = next((e for e in events if e.type == EventType.RUN_STARTED), None)
+    if started is not None:
+        if thread_id is None:
+            thread_id, run_id = started.thread_id, started.run_id
+        elif (started.thread_id, started.run_id) != (thread_id, run_id):
+            index = events.index(started)
+            raise _invalid(
+                _join(prefix, index, ["runId"]),
+                "same_run",
+                "RUN_STARTED and RUN_FINISHED name different threadId/runId: one POST carries one run.",
+            )
+    record = RunRecord(
+        thread_id=thread_id or "",
+        run_id=run_id or "",
+        parent_run_id=(getattr(started, "parent_run_id", None) or "") if started else "",
+        outcome="success",
+        outcome_omitted=False,
+        result=None,
+        error_message="",
+        state_snapshot=None,
+        messages_snapshot=None,
+        tool_calls=[],
+        tool_results=[],
+        events=[],
+        content_hash=content_hash(raw_events),
+    )
+    calls: dict[str, dict] = {}
+    last_chunk_id: str | None = None
+    for event in events:
+        kind = event.type
+        if kind == EventType.STATE_SNAPSHOT:
+            record.state_snapshot = event.snapshot
+        elif kind == EventType.MESSAGES_SNAPSHOT:
+            record.messages_snapshot = [m.model_dump(mode="json", by_alias=True) for m in event.messages]
+        elif kind == EventType.TOOL_CALL_START:
+            calls[event.tool_call_id] = {"id": event.tool_call_id, "name": event.tool_call_name, "argsText": ""}
+        elif kind == EventType.TOOL_CALL_ARGS:
+            calls.setdefault(event.tool_call_id, {"id": event.tool_call_id, "name": "", "argsText": ""})
+            calls[event.tool_call_id]["argsText"] += event.delta
+        elif kind == EventType.TOOL_CALL_CHUNK:
+            call_id = event.tool_call_id or last_chunk_id
+            if call_id:
+                last_chunk_id = call_id
+                call = calls.setdefault(call_id, {"id": call_id, "name": "", "argsText": ""})
+                call["name"] = call["name"] or (event.tool_call_name or "")
+                call["argsText"] += event.delta or ""
+        elif kind == EventType.TOOL_CALL_RESULT:
+            record.tool_results.append(
+                {"toolCallId": event.tool_call_id, "messageId": event.message_id, "content": event.content}
+            )
+        elif kind == EventType.RUN_FINISHED:
+            record.result = event.result
+            if event.outcome is None:
+                record.outcome, record.outcome_omitted = "success", True
+            else:
+                record.outcome = event.outcome.type
+        elif kind == EventType.RUN_ERROR:
+            record.outcome, record.error_message = "error", event.message
+        if kind not in _NOT_RECORDED and len(record.events) < _MAX_RECORDED_EVENTS:
+            record.events.append(_compact(event))
+
+    for call in calls.values():
+        call["args"] = _parse_args(call["argsText"])
+        call["source"] = "events"
+    # Plain LangGraph nodes emit no TOOL_CALL_* events: the proposals are then only in the snapshot.
+    for message in record.messages_snapshot or []:
+        if message.get("role") != "assistant":
+            continue
+        for tool_call in message.get("toolCalls") or []:
+            call_id = tool_call.get("id")
+            if call_id and call_id not in calls:
+                function = tool_call.get("function") or {}
+                args_text = function.get("arguments") or ""
+                calls[call_id] = {
+                    "id": call_id,
+                    "name": function.get("name", ""),
+                    "argsText": args_text,
+                    "args": _parse_args(args_text),
+                    "source": "messages",
+                }
+    record.tool_calls = list(calls.values())
+
+    record.requested_by = _requested_by(events)
+    if record.outcome == "interrupt":
+        final_raw = raw_events[-1]
+        for position, interrupt in enumerate(final.outcome.interrupts):
+            raw = final_raw["outcome"]["interrupts"][position]
+            record.interrupts.append(
+                InterruptRecord(
+                    position=position,
+                    id=interrupt.id,
+                    reason=interrupt.reason,
+                    message=interrupt.message or "",
+                    tool_call_id=interrupt.tool_call_id or "",
+                    response_schema=interrupt.response_schema,
+                    expires_at=parse_expires_at(interrupt.expires_at) if interrupt.expires_at else None,
+                    metadata=interrupt.metadata,
+                    raw=raw,
+                )
+            )
+    return record
+
+
+REQUESTED_BY_KEY = "requestedBy"
+
+
+def _requested_by(events: list) -> str:
+    """The person who asked for the run: ``requestedBy`` in RUN_FINISHED's or RUN_STARTED's ``metadata``, or in
+    the ``forwardedProps`` of RUN_STARTED's echoed input (documented in the README)."""
+    for event in reversed(events):
+        if event.type not in (EventType.RUN_FINISHED, EventType.RUN_STARTED):
+            continue
+        for source in (event.metadata, getattr(getattr(event, "input", None), "forwarded_props", None)):
+            if isinstance(source, dict) and isinstance(source.get(REQUESTED_BY_KEY), str):
+                return source[REQUESTED_BY_KEY].strip()[:255]
+    return ""
+
+
+def _parse_args(text: str) -> Any:
+    if not text:
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _compact(event: Any) -> dict:
+    data = event.model_dump(mode="json", by_alias=True, exclude={"raw_event"})
+    # Snapshots are kept whole on the run; the event list only notes where they happened.
+    if event.type in (EventType.STATE_SNAPSHOT, EventType.MESSAGES_SNAPSHOT):
+        return {"type": data["type"]}
+    return data

@@ -1,0 +1,239 @@
+"""Write paths of the inbox. Each service is keyword-only, does its writes in one transaction, records
+its AuditEvents there, and queues Celery tasks and live pushes with ``transaction.on_commit``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from agents.models import Agent
+from inbox.audit.record import Actor, audit_event, audit_record
+from inbox.ingest.parser import IngestError, RunRecord
+from inbox.ingest.signals import run_ingested
+from inbox.live import push as live
+from inbox.models import InboxItem, Run, Thread
+
+
+@dataclass
+class IngestResult:
+    run: Run
+    created: bool
+
+
+def _locked_thread(*, agent: Agent, thread_id: str, now: datetime) -> tuple[Thread, bool]:
+    """The thread row, created if new and locked either way, and whether this call created it. The lock
+    serialises every write on one thread, so two runs posted at once see each other's items. One statement
+    (an upsert that touches the row, which takes its lock) instead of an insert, a savepoint and a
+    SELECT ... FOR UPDATE. On PostgreSQL the upsert also says whether it inserted (``xmax = 0``): a new
+    thread has no runs and no open items, so the caller skips looking for them."""
+    if connection.vendor == "postgresql":
+        quote = connection.ops.quote_name
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {quote(Thread._meta.db_table)} (agent_id, thread_id, created_at, updated_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (agent_id, thread_id) DO UPDATE SET updated_at = "
+                "EXCLUDED.updated_at RETURNING id, created_at, (xmax = 0)",
+                [agent.pk, thread_id, now, now],
+            )
+            pk, created_at, inserted = cursor.fetchone()
+        thread = Thread(pk=pk, agent=agent, thread_id=thread_id, created_at=created_at, updated_at=now)
+        thread._state.adding, thread._state.db = False, "default"
+        return thread, inserted
+    thread = Thread.objects.bulk_create(
+        [Thread(agent=agent, thread_id=thread_id)],
+        update_conflicts=True,
+        unique_fields=["agent", "thread_id"],
+        update_fields=["updated_at"],
+    )[0]
+    if thread.pk is None:  # a backend that cannot return ids from an upsert
+        thread = Thread.objects.select_for_update().get(agent=agent, thread_id=thread_id)
+    thread.agent = agent
+    return thread, False
+
+
+def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
+    """Close the given open items as expired, set-based, with one AuditEvent each. Returns their ids.
+    (One UPDATE ... RETURNING; see ``inbox.expiry.expire_items``.)"""
+    from inbox.expiry.services import expire_items
+
+    return [row[0] for row in expire_items(items_qs=items_qs, now=now, note=note, actor=actor)]
+
+
+def run_ingest(
+    *,
+    agent: Agent,
+    record: RunRecord,
+    source: str = Run.Source.INGEST,
+    actor: Actor | None = None,
+    run_input: dict | None = None,
+) -> IngestResult:
+    """Store one run as the inbox saw it, and an InboxItem per interrupt.
+
+    Idempotent: the same run (agent, threadId, runId) posted again with the same content returns the
+    stored run; with different content it is refused (409). Concurrent copies race on the unique
+    constraint and the loser reads the winner's row.
+    """
+    for _ in range(3):
+        try:
+            return _run_ingest_once(agent=agent, record=record, source=source, actor=actor, run_input=run_input)
+        except IntegrityError:
+            existing = Run.objects.filter(
+                thread__agent=agent, thread__thread_id=record.thread_id, run_id=record.run_id
+            ).first()
+            if existing is not None:
+                return _replay(existing, record)
+    raise IngestError(409, "conflict", "The run could not be stored because of concurrent writes; retry.")
+
+
+def _replay(existing: Run, record: RunRecord) -> IngestResult:
+    if existing.content_hash and existing.content_hash == record.content_hash:
+        return IngestResult(existing, created=False)
+    raise IngestError(
+        409,
+        "run_conflict",
+        f"Run {record.run_id!r} on thread {record.thread_id!r} was already posted with different content.",
+    )
+
+
+@transaction.atomic
+def _run_ingest_once(
+    *, agent: Agent, record: RunRecord, source: str, actor: Actor | None, run_input: dict | None
+) -> IngestResult:
+    actor = actor or Actor.for_agent(agent)
+    now = timezone.now()
+    thread, new_thread = _locked_thread(agent=agent, thread_id=record.thread_id, now=now)
+    existing = None if new_thread else Run.objects.filter(thread=thread, run_id=record.run_id).first()
+    if existing is not None:
+        return _replay(existing, record)
+
+    if record.outcome == Run.Outcome.INTERRUPT and not new_thread:
+        open_items = list(
+            InboxItem.objects.filter(thread=thread, status=InboxItem.Status.OPEN).values(
+                "pk", "interrupt_id", "run__run_id", "expires_at"
+            )
+        )
+        # An item past its expiresAt is stale even if the sweep has not run yet; it does not block.
+        stale = [item["pk"] for item in open_items if item["expires_at"] <= now]
+        if stale:
+            expire_open_items(
+                items_qs=InboxItem.objects.filter(pk__in=stale),
+                now=now,
+                note="expired before a new run arrived on its thread",
+            )
+            _expire_run_resumes(thread=thread, now=now)
+        blocking = [item for item in open_items if item["expires_at"] > now]
+        if blocking:
+            raise IngestError(
+                409,
+                "thread_has_open_interrupts",
+                f"Thread {record.thread_id!r} still has {len(blocking)} open interrupt(s); a new interrupted "
+                "run is refused until they are decided (AG-UI interrupts rule 4).",
+            ).with_open_items(blocking)
+
+    expiries = [now + agent.default_ttl if i.expires_at is None else i.expires_at for i in record.interrupts]
+    run = Run.objects.create(
+        agent=agent,
+        thread=thread,
+        run_id=record.run_id,
+        parent_run_id=record.parent_run_id,
+        source=source,
+        outcome=record.outcome,
+        outcome_omitted=record.outcome_omitted,
+        result=record.result,
+        error_message=record.error_message,
+        state_snapshot=record.state_snapshot,
+        messages_snapshot=record.messages_snapshot,
+        tool_calls=record.tool_calls,
+        tool_results=record.tool_results,
+        events=record.events,
+        input=run_input,
+        requested_by=record.requested_by,
+        content_hash=record.content_hash,
+        # Announced to the team by inbox.notifications when it has something open; otherwise nothing to say.
+        notified_at=None if any(expires_at > now for expires_at in expiries) else now,
+        created_at=now,
+    )
+    items = []
+    for interrupt, expires_at in zip(record.interrupts, expiries, strict=True):
+        defaulted = interrupt.expires_at is None
+        stale = expires_at <= now
+        items.append(
+            InboxItem(
+                agent=agent,
+                thread=thread,
+                run=run,
+                position=interrupt.position,
+                interrupt_id=interrupt.id,
+                reason=interrupt.reason,
+                message=interrupt.message,
+                tool_call_id=interrupt.tool_call_id,
+                response_schema=interrupt.response_schema,
+                expires_at=expires_at,
+                expires_at_defaulted=defaulted,
+                metadata=interrupt.metadata,
+                raw=interrupt.raw,
+                tool_call=run.tool_call(interrupt.tool_call_id),
+                status=InboxItem.Status.EXPIRED if stale else InboxItem.Status.OPEN,
+                status_note="expiresAt was already past when the run was posted" if stale else "",
+                decided_at=now if stale else None,
+                created_at=now,
+            )
+        )
+    InboxItem.objects.bulk_create(items)
+    # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
+    events = [
+        audit_event(
+            actor=actor,
+            verb="run.ingested",
+            obj=run,
+            data={
+                "runId": run.run_id,
+                "threadId": thread.thread_id,
+                "outcome": run.outcome,
+                "source": source,
+                "interrupts": len(items),
+            },
+        )
+    ]
+    for item in items:
+        events.append(
+            audit_event(
+                actor=actor,
+                verb="item.created" if item.status == InboxItem.Status.OPEN else "item.created_expired",
+                obj=item,
+                data={
+                    "interruptId": item.interrupt_id,
+                    "reason": item.reason,
+                    "expiresAt": item.expires_at.isoformat(),
+                },
+            )
+        )
+    audit_record(*events)
+    # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
+    groups = live.groups_for(agent_id=agent.pk)
+    live.publish_many_on_commit(
+        [
+            (groups, "item.created", {"item": item.pk, "run": run.pk, "status": item.status, "reason": item.reason})
+            for item in items
+        ]
+    )
+    _after_ingest(run=run, items=items)
+    # The caller serializes the run with its items: hand them over instead of querying them again.
+    run.ingested_items = items
+    return IngestResult(run, created=True)
+
+
+def _after_ingest(*, run: Run, items: list[InboxItem]) -> None:
+    """Tell the rest of the product (notifications, …) about a newly stored run: ``run_ingested``."""
+    run_ingested.send(sender=Run, run=run, items=items)
+
+
+def _expire_run_resumes(*, thread: Thread, now) -> None:
+    """Runs on this thread that lost an item to expiry can no longer be resumed (spec rule 7)."""
+    from inbox.expiry.services import expire_runs
+
+    stale_runs = Run.objects.filter(thread=thread, items__status=InboxItem.Status.EXPIRED).distinct()
+    expire_runs(run_ids=stale_runs.values_list("pk", flat=True), now=now)

@@ -1,0 +1,111 @@
+"""Starting a run on an agent from the inbox (the inbox as AG-UI client).
+
+An agent that only serves AG-UI over HTTP (LangGraph through ``ag-ui-langgraph``, the demo agent) needs
+no code of its own to use the inbox: the inbox POSTs the user's message, reads the reply stream, and
+ingests its outcome exactly like a run posted to ``/api/v1/runs``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ag_ui.core import RunAgentInput, UserMessage
+
+from agents.client import AgentCallError, run_agent
+from agents.models import Agent
+from inbox.audit.record import Actor
+from inbox.ingest.parser import IngestError, read_run
+from inbox.ingest.services import run_ingest
+from inbox.models import InboxItem, Run, Thread
+
+
+class RunStartError(Exception):
+    def __init__(self, status: int, code: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"error": self.code, "detail": self.message, **self.extra}
+
+
+@dataclass
+class StartedRun:
+    run: Run
+    created: bool
+
+
+def build_start_input(*, agent: Agent, thread_id: str, message: str) -> dict[str, Any]:
+    """A RunAgentInput carrying the user's message after the thread's last known conversation and state."""
+    last = (
+        Run.objects.filter(thread__agent=agent, thread__thread_id=thread_id, messages_snapshot__isnull=False)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    history = list(last.messages_snapshot or []) if last else []
+    state = last.state_snapshot if last and last.state_snapshot is not None else {}
+    user_message = UserMessage(id=f"user-{uuid.uuid4().hex[:16]}", role="user", content=message)
+    run_input = RunAgentInput.model_validate(
+        {
+            "threadId": thread_id,
+            "runId": f"run-{uuid.uuid4().hex}",
+            "state": state,
+            "messages": history,
+            "tools": [],
+            "context": [],
+            "forwardedProps": {},
+        }  # fmt: skip
+    )
+    run_input.messages.append(user_message)
+    return run_input.model_dump(mode="json", by_alias=True)
+
+
+def check_thread_idle(*, agent: Agent, thread_id: str) -> None:
+    """Rule 4 from the client's side: never start a run on a thread with open interrupts (ag-ui-langgraph
+    would silently re-emit them rather than answer RUN_ERROR)."""
+    thread = Thread.objects.filter(agent=agent, thread_id=thread_id).first()
+    if thread is None:
+        return
+    open_items = list(thread.items.filter(status=InboxItem.Status.OPEN).values("pk", "interrupt_id", "run__run_id"))
+    if open_items:
+        raise RunStartError(
+            409, "thread_has_open_interrupts",
+            f"Thread {thread_id!r} has {len(open_items)} open interrupt(s); decide them before starting a new run.",
+            openItems=[{"id": i["pk"], "interruptId": i["interrupt_id"], "runId": i["run__run_id"]} for i in open_items],
+        )  # fmt: skip
+
+
+def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> StartedRun:
+    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started)."""
+    if not agent.enabled:
+        raise RunStartError(409, "agent_disabled", f"Agent {agent.slug!r} is disabled.")
+    if not agent.endpoint_url:
+        raise RunStartError(409, "no_endpoint", f"Agent {agent.slug!r} has no AG-UI endpoint URL to start runs on.")
+    thread_id = thread_id or f"thread-{uuid.uuid4().hex[:16]}"
+    check_thread_idle(agent=agent, thread_id=thread_id)
+    run_input = build_start_input(agent=agent, thread_id=thread_id, message=message)
+    try:
+        raw_events = run_agent(agent=agent, run_input=run_input)
+    except AgentCallError as error:
+        raise RunStartError(502, "agent_unreachable" if error.retryable else "agent_bad_reply", error.message) from None
+    try:
+        record = read_run(raw_events, "events", allow_error=True)
+    except IngestError as error:
+        raise RunStartError(502, "agent_bad_reply", f"The agent's reply breaks the AG-UI contract: {error.message}",
+                            field=error.errors[0].field if error.errors else "") from None  # fmt: skip
+    record.thread_id = record.thread_id or thread_id
+    record.run_id = record.run_id or run_input["runId"]
+    if record.thread_id != thread_id:
+        raise RunStartError(
+            502, "agent_bad_reply", f"The agent answered on thread {record.thread_id!r}, not {thread_id!r}."
+        )
+    try:
+        result = run_ingest(agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user),
+                            run_input=run_input)  # fmt: skip
+    except IngestError as error:
+        raise RunStartError(error.status, error.code, error.message, **error.extra) from None
+    return StartedRun(run=result.run, created=result.created)

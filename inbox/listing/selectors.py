@@ -1,0 +1,298 @@
+"""Read paths of the approver pages: the filtered, sorted, counted inbox list and an item's surroundings.
+
+Every query starts from ``selectors.visible_items`` (the team rule), so a page never shows a row its
+viewer may not see. The list page runs a fixed number of queries whatever the data: one for the tab
+counts (which also gives the paginator its total), one for the page of rows, one each for the agent and
+reason filter options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from urllib.parse import urlencode
+
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
+
+from inbox.access import visible_agents, visible_items, visible_runs
+from inbox.models import InboxItem, Run
+
+
+def item_list(
+    *, user, status: str | None = None, agent: str | None = None, reason: str | None = None, thread: str | None = None
+) -> QuerySet[InboxItem]:
+    items = visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by")
+    if status:
+        items = items.filter(status=status)
+    if agent:
+        items = items.filter(agent__slug=agent)
+    if reason:
+        items = items.filter(reason=reason)
+    if thread:
+        items = items.filter(thread__thread_id=thread)
+    # Newest first: ids grow with arrival, and the primary key needs no index of its own to sort on.
+    return items.order_by("-id")
+
+
+PAGE_SIZE = 50
+
+
+TABS = ("open", "mine", "decided", "expired", "all")
+
+
+SORTS = ("expires", "newest")
+
+
+CORE_REASONS = ("tool_call", "input_required", "confirmation")
+
+
+_TAB_FILTERS: dict[str, Q] = {
+    "open": Q(status=InboxItem.Status.OPEN),
+    "mine": Q(status=InboxItem.Status.OPEN),  # and held by the viewer: see list_rows
+    "decided": Q(status__in=[InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED]),
+    "expired": Q(status=InboxItem.Status.EXPIRED),
+    "all": Q(),
+}
+
+
+# Heavy JSON the list never shows; the row needs only tool_call (for the tool's name) and, for an open
+# item's bulk checkbox, response_schema (does it need its form?).
+_LIST_DEFERRED = ("raw", "metadata", "response_payload", "tool_result", "status_note")
+
+
+@dataclass(frozen=True)
+class ListFilters:
+    """The list page's query string, normalised: unknown values fall back to the defaults."""
+
+    tab: str = "open"
+    agent: str = ""
+    reason: str = ""
+    thread: str = ""
+    q: str = ""
+    sort: str = ""
+    page: int = 1
+
+    @classmethod
+    def from_query(cls, query: QueryDict) -> ListFilters:
+        tab = query.get("tab", "open")
+        sort = query.get("sort", "")
+        try:
+            page = max(1, int(query.get("page", "1")))
+        except ValueError:
+            page = 1
+        return cls(
+            tab=tab if tab in TABS else "open",
+            agent=query.get("agent", "").strip()[:64],
+            reason=query.get("reason", "").strip()[:255],
+            thread=query.get("thread", "").strip()[:255],
+            q=query.get("q", "").strip()[:200],
+            sort=sort if sort in SORTS else "",
+            page=page,
+        )
+
+    @property
+    def effective_sort(self) -> str:
+        """Open items are worked soonest-to-expire first; everything else newest first."""
+        return self.sort or ("expires" if self.tab in ("open", "mine") else "newest")
+
+    @property
+    def is_filtered(self) -> bool:
+        return bool(self.agent or self.reason or self.thread or self.q)
+
+    def querystring(self, **changes: object) -> str:
+        """The query string of these filters with ``changes``; defaults are left out."""
+        values = replace(self, **changes)  # type: ignore[arg-type]
+        params = {
+            "tab": values.tab if values.tab != "open" else "",
+            "agent": values.agent,
+            "reason": values.reason,
+            "thread": values.thread,
+            "q": values.q,
+            "sort": values.sort,
+            "page": str(values.page) if values.page != 1 else "",
+        }
+        return urlencode({key: value for key, value in params.items() if value})
+
+
+def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
+    items = visible_items(user)
+    if filters.agent:
+        items = items.filter(agent__slug=filters.agent)
+    if filters.reason:
+        items = items.filter(reason=filters.reason)
+    if filters.thread:
+        items = items.filter(thread__thread_id=filters.thread)
+    if filters.q:
+        items = items.filter(message__icontains=filters.q)
+    return items
+
+
+def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
+    """Items per tab under the current filters, in one GROUP BY query (served from the status indexes);
+    "mine" (open items the viewer holds) is a filtered count in the same query."""
+    rows = list(
+        _filtered(user, filters)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"), mine=Count("pk", filter=Q(claimed_by=user.pk)))
+    )
+    by_status = {status: n for status, n, _ in rows}
+    mine = sum(held for status, _, held in rows if status == InboxItem.Status.OPEN)
+    decided = by_status.get(InboxItem.Status.RESOLVED, 0) + by_status.get(InboxItem.Status.CANCELLED, 0)
+    return {
+        "open": by_status.get(InboxItem.Status.OPEN, 0),
+        "mine": mine,
+        "decided": decided,
+        "expired": by_status.get(InboxItem.Status.EXPIRED, 0),
+        "all": sum(by_status.values()),
+    }
+
+
+def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
+    items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
+    if filters.tab == "mine":
+        items = items.filter(claimed_by=user.pk)
+    items = items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED)
+    if filters.effective_sort == "expires":
+        return items.order_by("expires_at", "pk")
+    # Newest = latest to arrive. Ids grow with arrival, and the primary key's index serves every tab,
+    # where created_at would need a sort of the whole tab on a large inbox.
+    return items.order_by("-pk")
+
+
+def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
+    paginator = Paginator(list_rows(user=user, filters=filters), PAGE_SIZE)
+    # The tab counts already hold the total: no second COUNT(*).
+    paginator.count = counts[filters.tab]  # type: ignore[misc]
+    return paginator.get_page(filters.page)
+
+
+def rows_by_ids(*, user, filters: ListFilters, ids: list[int]) -> list[InboxItem]:
+    """The rows the live list asked for, if the viewer may see them and they match the filters."""
+    return list(list_rows(user=user, filters=filters).filter(pk__in=ids[:PAGE_SIZE]))
+
+
+def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
+    """The agent and reason choices. Reasons: the core ones, those of open items (read from the status
+    index, not a scan of the whole history) and the one currently chosen."""
+    agents = list(visible_agents(user).order_by("name").values_list("slug", "name"))
+    open_reasons = (
+        visible_items(user).filter(status=InboxItem.Status.OPEN).order_by().values_list("reason", flat=True).distinct()
+    )
+    seen = set(open_reasons[:100]) | ({filters.reason} if filters.reason else set())
+    reasons = list(CORE_REASONS) + sorted(seen - set(CORE_REASONS))
+    return {"agents": agents, "reasons": reasons}
+
+
+def item_for_page(*, user, pk: int) -> InboxItem | None:
+    return (
+        visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by").filter(pk=pk).first()
+    )
+
+
+def run_for_page(*, user, pk: int) -> Run | None:
+
+    return visible_runs(user).select_related("agent", "thread").filter(pk=pk).first()
+
+
+def run_items(run: Run) -> list[InboxItem]:
+    return list(run.items.select_related("decided_by", "claimed_by").order_by("position", "pk"))
+
+
+def next_open_item(*, user, after: InboxItem) -> InboxItem | None:
+    """The open item to work on next (soonest to expire), for the "next" link after a decision."""
+    return (
+        visible_items(user)
+        .filter(status=InboxItem.Status.OPEN)
+        .exclude(pk=after.pk)
+        .only("pk", "expires_at")
+        .order_by("expires_at", "pk")
+        .first()
+    )
+
+
+def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
+    """What the resume will send, built by the same function that builds the real one, from the decisions
+    made so far. ``input.resume`` holds the decided items; ``entries`` lists every item in order with its
+    entry (or None while undecided), so the run page can show the input as it will be once all are decided."""
+    from inbox.resumes.services import build_resume_input
+
+    decided = [item for item in items if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)]
+    run_input = build_resume_input(run=run, items=decided, next_run_id="(a fresh runId, fixed when it is sent)")
+    by_id = {entry["interruptId"]: entry for entry in run_input.get("resume") or []}
+    entries = [{"pk": item.pk, "interruptId": item.interrupt_id, "status": item.status,
+                "entry": by_id.get(item.interrupt_id)} for item in items]  # fmt: skip
+    return {"input": run_input, "entries": entries}
+
+
+@dataclass(frozen=True)
+class Quorum:
+    """``approvals`` of ``required`` distinct approvals of the same answer, and who gave them."""
+
+    required: int
+    approvers: list[str]
+
+    @property
+    def approvals(self) -> int:
+        return len(self.approvers)
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.required - self.approvals)
+
+    @property
+    def steps(self) -> list[bool]:
+        """One entry per approval needed, True where given: the progress dots."""
+        return [True] * min(self.approvals, self.required) + [False] * self.remaining
+
+
+def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
+    """The item's quorum when its agent asks for more than one approver; None otherwise. Counts the
+    approvals the decision service counts: resolved, non-denying decisions still marked ``counts``."""
+    from inbox.decisions.services import is_denial
+
+    required = max(1, item.agent.approvals_required)
+    if required < 2:
+        return None
+    votes = [d for d in decisions if d.counts and d.status == "resolved" and not is_denial(d.payload)]
+    return Quorum(required=required, approvers=list(dict.fromkeys(d.user.get_username() for d in votes)))
+
+
+def assignable_users(item: InboxItem) -> list:
+    """Who an item can be handed to: active members of its agent's teams, and staff (who see everything)."""
+    from django.contrib.auth import get_user_model
+
+    teams = item.agent.teams.all()
+    return list(
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(groups__in=teams) | Q(is_staff=True))
+        .distinct()
+        .order_by("username")
+        .only("pk", "username", "first_name", "last_name")
+    )
+
+
+def comments_of(target: InboxItem | Run) -> list:
+    """The discussion on an item or a run, oldest first (newest last)."""
+    return list(target.comments.select_related("user").order_by("created_at", "pk"))
+
+
+def item_team(*, user, item: InboxItem, decisions: list) -> dict:
+    """What the item page shows about the team: who holds the item and whether the viewer may decide it,
+    whom it can be handed to, the quorum so far and the discussion."""
+    held_by_other = item.claimed_by_id is not None and item.claimed_by_id != user.pk
+    may_reassign = item.is_open and (not held_by_other or user.is_staff)
+    quorum = item_quorum(item=item, decisions=decisions)
+    return {
+        "holder_is_me": item.claimed_by_id is not None and item.claimed_by_id == user.pk,
+        # Only the holder decides a claimed item; staff may, and the service audits the override.
+        "claim_locked": item.is_open and held_by_other and not user.is_staff,
+        "claim_override": item.is_open and held_by_other and user.is_staff,
+        "may_reassign": may_reassign,
+        "assignees": assignable_users(item) if may_reassign else [],
+        "quorum": quorum,
+        "i_approved": quorum is not None and user.get_username() in quorum.approvers,
+        "comments": comments_of(item),
+    }

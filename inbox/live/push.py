@@ -1,0 +1,162 @@
+"""Pushing changes to open pages over Channels, only after the transaction commits.
+
+Groups: ``inbox.staff`` (staff see everything), ``inbox.agent.<agent id>`` (members of the agent's
+teams), ``inbox.item.<item id>`` and ``inbox.run.<run id>`` (pages looking at one object).
+
+Sending happens on one long-lived event loop per process (a daemon thread), fed by a queue: the request or
+task that committed does not wait for Redis, events leave in the order they were published, and the channel
+layer's Redis connections are reused instead of opened by a fresh ``async_to_sync`` loop per message (which
+cost more than the whole ingest transaction). Pushes to the same groups that queue up behind one another
+(a burst of ingests) leave together as one ``inbox.events`` message per group. A push is best effort: pages refresh what they missed when
+their socket reconnects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import logging
+import os
+import threading
+import uuid
+from typing import Any
+
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+log = logging.getLogger(__name__)
+
+
+MAX_MERGED = 200  # events per merged channel-layer message
+
+
+def groups_for(*, agent_id: int, item_id: int | None = None, run_id: int | None = None) -> list[str]:
+    groups = ["inbox.staff", f"inbox.agent.{agent_id}"]
+    if item_id is not None:
+        groups.append(f"inbox.item.{item_id}")
+    if run_id is not None:
+        groups.append(f"inbox.run.{run_id}")
+    return groups
+
+
+class _Sender:
+    """The process's sending loop. Recreated after a fork (Celery's prefork pool)."""
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="inbox-live-sender", daemon=True)
+        self.thread.start()
+        self.ready.wait(5)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.queue: asyncio.Queue = asyncio.Queue()
+        self.loop.create_task(self._drain())
+        self.ready.set()
+        self.loop.run_forever()
+
+    async def _drain(self) -> None:
+        while True:
+            batch = [await self.queue.get()]
+            while not self.queue.empty():  # whatever queued up while the last batch was being sent
+                batch.append(self.queue.get_nowait())
+            layer = get_channel_layer()
+            for groups, message in _coalesce(batch) if layer is not None else ():
+                try:
+                    await asyncio.gather(*(layer.group_send(group, message) for group in dict.fromkeys(groups)))
+                except Exception:
+                    log.exception("live push %s failed", message.get("event") or "batch")
+            for _groups, _message, done in batch:
+                self.queue.task_done()
+                if done is not None:
+                    done.set()
+
+    def submit(self, groups: list[str], message: dict, done: threading.Event | None = None) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (groups, message, done))
+
+    def submit_many(self, entries: list[tuple[list[str], dict]]) -> None:
+        """Queue several pushes in one step, so the sending loop takes them as one batch (and merges
+        neighbours to the same groups)."""
+        self.loop.call_soon_threadsafe(lambda: [self.queue.put_nowait((g, m, None)) for g, m in entries])
+
+    def flush(self, timeout: float) -> None:
+        done = threading.Event()
+        self.submit([], {}, done)
+        done.wait(timeout)
+
+
+def _coalesce(batch: list[tuple[list[str], dict, Any]]) -> list[tuple[list[str], dict]]:
+    """Merge consecutive pushes to the same groups into one ``inbox.events`` message (at most MAX_MERGED
+    events each), so a burst costs one channel-layer send per group instead of one per push. Order is kept:
+    only neighbours are merged. Entries without groups (flush markers) send nothing."""
+    merged: list[tuple[list[str], list[dict]]] = []
+    for groups, message, _done in batch:
+        if not groups:
+            continue
+        events = message["events"] if message["type"] == "inbox.events" else [message]
+        if merged and merged[-1][0] == groups and len(merged[-1][1]) + len(events) <= MAX_MERGED:
+            merged[-1][1].extend(events)
+        else:
+            merged.append((groups, list(events)))
+    return [
+        (groups, events[0] if len(events) == 1 else {"type": "inbox.events", "events": events})
+        for groups, events in merged
+    ]
+
+
+_sender: _Sender | None = None
+
+
+_sender_lock = threading.Lock()
+
+
+def _get_sender() -> _Sender:
+    global _sender
+    if _sender is None or _sender.pid != os.getpid():
+        with _sender_lock:
+            if _sender is None or _sender.pid != os.getpid():
+                _sender = _Sender()
+    return _sender
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    if _sender is not None and _sender.pid == os.getpid() and _sender.thread.is_alive():
+        _sender.flush(timeout=2.0)
+
+
+def _message(event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    # The id lets a socket that is in several of the groups forward the message once (inbox.consumers).
+    return {"type": "inbox.event", "id": uuid.uuid4().hex, "event": event, "payload": payload}
+
+
+def send_now(groups: list[str], event: str, payload: dict[str, Any], timeout: float = 5.0) -> None:
+    """Send and wait until the channel layer has taken the message (or ``timeout`` passes)."""
+    done = threading.Event()
+    _get_sender().submit(groups, _message(event, payload), done)
+    done.wait(timeout)
+
+
+def send_soon(groups: list[str], event: str, payload: dict[str, Any]) -> None:
+    """Queue a push without waiting for it."""
+    _get_sender().submit(groups, _message(event, payload))
+
+
+def publish_on_commit(groups: list[str], event: str, payload: dict[str, Any]) -> None:
+    """Queue a push for after the current transaction commits; nothing is sent on rollback."""
+    transaction.on_commit(lambda: send_soon(groups, event, payload))
+
+
+def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]) -> None:
+    """``publish_on_commit`` for a batch of ``(groups, event, payload)`` (an ingest's new items, an expiry
+    sweep, reminders), handed over in one step: neighbours to the same groups leave as one message."""
+    if messages:
+        entries = [(groups, _message(event, payload)) for groups, event, payload in messages]
+        transaction.on_commit(lambda: _get_sender().submit_many(entries))
+
+
+def flush(timeout: float = 5.0) -> None:
+    """Wait until every push queued so far has been handed to the channel layer (tests, scripts)."""
+    _get_sender().flush(timeout)

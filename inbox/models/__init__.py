@@ -1,0 +1,356 @@
+"""The inbox domain: threads, runs, interrupts as inbox items, decisions, resumes and the audit log.
+
+State machines (see docs in README):
+- InboxItem: open → resolved | cancelled | expired. Terminal states never change.
+- Resume (one per interrupted run): pending → sending → delivered | failed | expired.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from agents.models import Agent
+from inbox.core.fields import RowsJSONField
+
+
+class Thread(models.Model):
+    # No index of its own: thread_unique_per_agent starts with agent.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="threads", db_index=False)
+    thread_id = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "thread_id"], name="thread_unique_per_agent")]
+
+    def __str__(self) -> str:
+        return self.thread_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("inbox:thread", args=[self.pk])
+
+
+class Run(models.Model):
+    class Outcome(models.TextChoices):
+        INTERRUPT = "interrupt", "Interrupted"
+        SUCCESS = "success", "Succeeded"
+        CANCELLED = "cancelled", "Cancelled"
+        ERROR = "error", "Failed (RUN_ERROR)"
+
+    class Source(models.TextChoices):
+        INGEST = "ingest", "Posted by the agent"
+        RESUME = "resume", "Resumed by the inbox"
+        STARTED = "started", "Started from the inbox"
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="runs")
+    # No index of its own: run_unique_per_thread starts with thread.
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="runs", db_index=False)
+    run_id = models.CharField(max_length=255)
+    parent_run_id = models.CharField(max_length=255, blank=True)
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.INGEST)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    # True when RUN_FINISHED carried no outcome at all (the legacy success shape).
+    outcome_omitted = models.BooleanField(default=False)
+    result = models.JSONField(null=True, blank=True)
+    error_message = models.TextField(blank=True)
+    state_snapshot = models.JSONField(null=True, blank=True)
+    messages_snapshot = models.JSONField(null=True, blank=True)
+    # [{"id", "name", "args" (parsed JSON or None), "argsText", "source": "events"|"messages"}]
+    tool_calls = models.JSONField(default=list, blank=True)
+    # Tool results seen in this run: [{"toolCallId", "content", "messageId"}]
+    tool_results = models.JSONField(default=list, blank=True)
+    # A compact record of the events the inbox read (RAW and rawEvent dropped), for the run page.
+    events = models.JSONField(default=list, blank=True)
+    # The RunAgentInput the inbox sent when it started this run itself (source=started).
+    input = models.JSONField(null=True, blank=True)
+    # Who asked for the run's actions, when the agent names them (metadata/forwardedProps "requestedBy"):
+    # that person may not approve its interrupts.
+    requested_by = models.CharField(max_length=255, blank=True)
+    # sha256 of the canonical ingest body, for idempotent replays of the same POST.
+    content_hash = models.CharField(max_length=64, blank=True)
+    # When the team was told about the run's open items (inbox.notifications). NULL while that is still to
+    # do: the task that announces a run claims it by setting this, so a run is announced once.
+    notified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["thread", "run_id"], name="run_unique_per_thread")]
+        indexes = [
+            # The beat task that announces runs whose queued task was lost reads only these rows.
+            models.Index(fields=["created_at"], condition=models.Q(notified_at__isnull=True), name="run_unannounced"),
+        ]
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("inbox:run", args=[self.pk])
+
+    def tool_call(self, tool_call_id: str | None) -> dict | None:
+        if not tool_call_id:
+            return None
+        return next((call for call in self.tool_calls if call.get("id") == tool_call_id), None)
+
+
+class InboxItem(models.Model):
+    """One interrupt, as an approver sees it.
+
+    Indexes are chosen for the expiry sweep as much as for reads: expiring 100k items rewrites every index
+    entry of each row, so the agent and run foreign keys use the composite indexes that start with them, and
+    the expiry index covers open items only (an expired row leaves it instead of adding an entry).
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        RESOLVED = "resolved", "Resolved"
+        CANCELLED = "cancelled", "Cancelled"
+        EXPIRED = "expired", "Expired"
+
+    TERMINAL = (Status.RESOLVED, Status.CANCELLED, Status.EXPIRED)
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="items", db_index=False)
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="items")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="items", db_index=False)
+    position = models.PositiveIntegerField(help_text="Order within the run's interrupts[].")
+    interrupt_id = models.CharField(max_length=255)
+    reason = models.CharField(max_length=255)
+    message = models.TextField(blank=True)
+    tool_call_id = models.CharField(max_length=255, blank=True)
+    response_schema = RowsJSONField(null=True, blank=True)
+    expires_at = models.DateTimeField()
+    # True when expires_at came from the agent's default TTL rather than the interrupt.
+    expires_at_defaulted = models.BooleanField(default=False)
+    metadata = RowsJSONField(null=True, blank=True)
+    # The original interrupt object exactly as received (camelCase), fields the SDK keeps included.
+    raw = RowsJSONField(default=dict)
+    # The tool-call proposal the interrupt's toolCallId points at: {"id", "name", "args", "argsText"}.
+    tool_call = RowsJSONField(null=True, blank=True)
+
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    status_note = models.TextField(blank=True, help_text="Why the item ended as it did, when not decided.")
+    # The decision that closed the item (quorum votes are Decision rows).
+    response_payload = RowsJSONField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_comment = models.TextField(blank=True)
+
+    claimed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="claimed_items",
+        db_index=False,
+    )
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    reminder_sent_at = models.DateTimeField(null=True, blank=True)
+    # The TOOL_CALL_RESULT from the resumed run: {"content", "messageId", "runId"}.
+    tool_result = RowsJSONField(null=True, blank=True)
+    tool_result_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "interrupt_id"], name="item_unique_per_run")]
+        indexes = [
+            models.Index(fields=["expires_at"], condition=models.Q(status="open"), name="item_open_expires"),
+            # Decided items by expiry: the sweep finds open siblings of a lapsed decided item through it.
+            models.Index(
+                fields=["expires_at"],
+                condition=models.Q(status__in=["resolved", "cancelled"]),
+                name="item_decided_expires",
+            ),
+            models.Index(fields=["agent", "status", "expires_at"], name="item_agent_status_expires"),
+            models.Index(fields=["tool_call_id"], name="item_tool_call"),
+            # Partial: most rows (and every row the sweep writes) have no decider or holder.
+            models.Index(fields=["decided_by"], condition=models.Q(decided_by__isnull=False), name="item_decided_by"),
+            models.Index(fields=["claimed_by"], condition=models.Q(claimed_by__isnull=False), name="item_claimed_by"),
+        ]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.interrupt_id}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("inbox:item", args=[self.pk])
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+    @property
+    def tool_name(self) -> str:
+        return (self.tool_call or {}).get("name", "")
+
+    @property
+    def offers_edits(self) -> bool:
+        """The spec's capability signal: editedArgs in the schema means the client may offer edit UI."""
+        schema = self.response_schema or {}
+        return isinstance(schema.get("properties"), dict) and "editedArgs" in schema["properties"]
+
+
+class Decision(models.Model):
+    """One approver's answer to an item. With a quorum, several approvals lead to the closing one."""
+
+    class Status(models.TextChoices):
+        RESOLVED = "resolved", "Resolved"
+        CANCELLED = "cancelled", "Cancelled"
+
+    item = models.ForeignKey(InboxItem, on_delete=models.CASCADE, related_name="decisions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="decisions")
+    status = models.CharField(max_length=16, choices=Status.choices)
+    payload = models.JSONField(null=True, blank=True)
+    comment = models.TextField(blank=True)
+    # True for the decision that closed the item.
+    final = models.BooleanField(default=False)
+    # False once an edited answer restarted the quorum count.
+    counts = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.user_id} {self.status} item {self.item_id}"
+
+
+class Resume(models.Model):
+    """The outbox row for one batched resume of an interrupted run."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        SENDING = "sending", "Sending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+        EXPIRED = "expired", "Expired"
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="resume")
+    thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="resumes")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="resumes")
+    next_run_id = models.CharField(max_length=255, help_text="The resumed run's runId, fixed at creation.")
+    input = models.JSONField(help_text="The exact RunAgentInput sent, camelCase.")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    resumed_run = models.OneToOneField(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="resumed_by")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["state", "claimed_at"], name="resume_state_claimed")]
+
+    def __str__(self) -> str:
+        return f"resume {self.next_run_id} ({self.state})"
+
+    def live_state(self) -> dict:
+        """The payload of the ``resume.state`` live event."""
+        return {
+            "run": self.run_id,
+            "resume": self.pk,
+            "state": self.state,
+            "attempts": self.attempts,
+            "lastError": self.last_error,
+            "resumedRun": self.resumed_run_id,
+        }
+
+
+class AuditEvent(models.Model):
+    """Append-only record of every write: who did what to which object, and when."""
+
+    class ActorType(models.TextChoices):
+        USER = "user", "User"
+        AGENT = "agent", "Agent"
+        SYSTEM = "system", "System"
+
+    actor_type = models.CharField(max_length=16, choices=ActorType.choices)
+    # No database FK constraints on the log's references: a sweep writes 100k rows at once and checking
+    # four constraints each cost more than the insert; Django still nulls them when the target is deleted.
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
+        db_index=False,
+    )
+    actor_agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False, db_index=False
+    )
+    actor_label = models.CharField(max_length=200, help_text="Username, agent slug or 'system' at the time.")
+    verb = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=32)
+    object_id = models.CharField(max_length=64)
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
+    )
+    thread = models.ForeignKey(
+        Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
+    )
+    data = RowsJSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["object_type", "object_id"], name="audit_object"),
+            models.Index(fields=["verb"], name="audit_verb"),
+            # Partial: system events (the bulk of them) have neither.
+            models.Index(fields=["actor_user"], condition=models.Q(actor_user__isnull=False), name="audit_actor_user"),
+            models.Index(
+                fields=["actor_agent"], condition=models.Q(actor_agent__isnull=False), name="audit_actor_agent"
+            ),
+        ]
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor_label} {self.verb} {self.object_type}:{self.object_id}"
+
+
+class Comment(models.Model):
+    """Discussion on an item or a run."""
+
+    item = models.ForeignKey(InboxItem, null=True, blank=True, on_delete=models.CASCADE, related_name="comments")
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.CASCADE, related_name="comments")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="inbox_comments")
+    body = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"comment {self.pk} by {self.user_id}"
+
+
+class NotificationPreference(models.Model):
+    class Mode(models.TextChoices):
+        IMMEDIATE = "immediate", "Email me at once"
+        DIGEST = "digest", "Periodic digest"
+        OFF = "off", "No email"
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="inbox_prefs")
+    email_mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.IMMEDIATE)
+    digest_last_sent_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.email_mode}"
+
+
+class TeamWebhook(models.Model):
+    team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="inbox_webhooks")
+    url = models.CharField(max_length=500)
+    secret = models.CharField(max_length=200, help_text="HMAC-SHA256 key for the X-Inbox-Signature header.")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.team_id} → {self.url}"

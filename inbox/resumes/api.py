@@ -1,0 +1,49 @@
+"""Resume API: retry a failed resume (`POST /api/v1/runs/<id>/resume/retry`)."""
+
+from __future__ import annotations
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from inbox import access
+from inbox.core.errors import ERROR_SCHEMA
+from inbox.listing.serializers import ResumeSerializer
+from inbox.models import Resume
+from inbox.resumes.services import ResumeRetryRefused, resume_retry
+
+
+class ResumeRetryApi(APIView):
+    @extend_schema(
+        operation_id="runs_resume_retry",
+        summary="Send a failed resume again (same input, same runId)",
+        request=None,
+        responses={
+            202: ResumeSerializer,
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such run visible to you, or it has no resume."),
+            409: OpenApiResponse(
+                inline_serializer(
+                    "ResumeRetryRefused",
+                    {
+                        "error": serializers.CharField(),
+                        "detail": serializers.CharField(),
+                        "state": serializers.CharField(),
+                    },
+                ),  # fmt: skip
+                description="The resume is not in the failed state.",
+            ),
+        },
+    )
+    def post(self, request: Request, pk: int) -> Response:
+        run = get_object_or_404(access.visible_runs(request.user), pk=pk)
+        resume = get_object_or_404(Resume, run=run)
+        try:
+            resume = resume_retry(resume=resume, user=request.user)
+        except ResumeRetryRefused as refused:
+            resume.refresh_from_db()
+            return Response({"error": "not_failed", "detail": str(refused), "state": resume.state},
+                            status=status.HTTP_409_CONFLICT)  # fmt: skip
+        return Response(ResumeSerializer(resume).data, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,65 @@
+"""Claims: who holds an open item (claim, release, assign). Every change is audited and pushed live."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from inbox import access
+from inbox.audit.record import Actor, audit
+from inbox.decisions.services import DecisionError, check_open
+from inbox.live import push as live
+from inbox.models import InboxItem
+
+
+def _locked_visible_item(*, item_id: int, user) -> InboxItem:
+    if not access.visible_items(user).filter(pk=item_id).exists():
+        raise DecisionError(404, "not_found", "No such item.")
+    item = InboxItem.objects.select_for_update(of=("self",)).select_related("claimed_by").get(pk=item_id)
+    check_open(item)
+    return item
+
+
+def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
+    previous = item.claimed_by.get_username() if item.claimed_by_id else None
+    item.claimed_by = holder
+    item.claimed_at = timezone.now() if holder else None
+    item.save(update_fields=["claimed_by", "claimed_at"])
+    audit(actor=Actor.for_user(actor_user), verb=verb, obj=item,
+          data={"holder": holder.get_username() if holder else None, "previous": previous})  # fmt: skip
+    live.publish_on_commit(
+        live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+        "item.claimed",
+        {"item": item.pk, "run": item.run_id, "claimedBy": holder.get_username() if holder else None},
+    )
+    return item
+
+
+@transaction.atomic
+def item_claim(*, item_id: int, user) -> InboxItem:
+    item = _locked_visible_item(item_id=item_id, user=user)
+    if item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff:
+        raise DecisionError(409, "claimed", f"{item.claimed_by.get_username()} already holds this item.",
+                            claimedBy=item.claimed_by.get_username())  # fmt: skip
+    return _set_claim(item=item, holder=user, actor_user=user, verb="item.claimed")
+
+
+@transaction.atomic
+def item_unclaim(*, item_id: int, user) -> InboxItem:
+    item = _locked_visible_item(item_id=item_id, user=user)
+    if item.claimed_by_id is None:
+        return item
+    if item.claimed_by_id != user.pk and not user.is_staff:
+        raise DecisionError(403, "claimed", "Only the holder or staff can release this claim.")
+    return _set_claim(item=item, holder=None, actor_user=user, verb="item.unclaimed")
+
+
+@transaction.atomic
+def item_assign(*, item_id: int, user, assignee) -> InboxItem:
+    item = _locked_visible_item(item_id=item_id, user=user)
+    if item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff:
+        raise DecisionError(403, "claimed", "Only the holder or staff can reassign this item.")
+    if not access.visible_items(assignee).filter(pk=item_id).exists():
+        raise DecisionError(400, "invalid_assignee", f"{assignee.get_username()} cannot see this item's agent.",
+                            [{"path": "assignee", "message": "not a member of the agent's teams"}])  # fmt: skip
+    return _set_claim(item=item, holder=assignee, actor_user=user, verb="item.assigned")

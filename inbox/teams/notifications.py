@@ -1,0 +1,314 @@
+"""Telling the agent's teams about new items: email (at once, or a periodic digest, per user) and an
+optional signed webhook per team that a chat tool can consume.
+
+Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (an ``after_ingest``
+hook) hands its id, on commit, to a per-process announcer thread that queues ``notify_new_runs`` (runs
+committed together leave in one message). That task claims each run by setting ``notified_at``, emails the
+team members who want immediate mail and queues one ``deliver_webhook`` per enabled team webhook.
+``notify_missed_runs`` (beat) announces runs whose task was lost. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
+``X-Inbox-Signature: sha256=<hex hmac of body>``, retrying transport errors and 5xx with backoff.
+``send_digests`` (Celery beat) mails digest users what arrived since their last digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import random
+import uuid
+from collections import defaultdict
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from celery import shared_task
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives, get_connection
+from django.db import transaction
+from django.db.models import Q
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from agents.models import Agent
+from inbox.access import approvers_of
+from inbox.audit.record import Actor, audit
+from inbox.core import background
+from inbox.core.sql import id_set, update_returning
+from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
+
+log = logging.getLogger(__name__)
+
+
+# Retries with capped, jittered backoff; the first digest covers DIGEST_SECONDS (see config/settings.py).
+WEBHOOK_MAX_RETRIES = settings.INBOX_WEBHOOK_MAX_RETRIES
+
+
+WEBHOOK_BACKOFF_BASE = settings.INBOX_WEBHOOK_BACKOFF_BASE
+
+
+WEBHOOK_BACKOFF_CAP = settings.INBOX_WEBHOOK_BACKOFF_CAP
+
+
+WEBHOOK_TIMEOUT = settings.INBOX_WEBHOOK_TIMEOUT
+
+
+DIGEST_SECONDS = settings.INBOX_DIGEST_SECONDS
+
+
+ANNOUNCE_BATCH = 500  # runs per notify_new_runs message
+
+
+ANNOUNCE_LINGER = 0.25  # seconds the announcer waits for more runs before queueing a message
+
+
+def absolute_url(path: str) -> str:
+    return settings.SITE_URL.rstrip("/") + path
+
+
+def sign(secret: str, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def notify_on_ingest(*, run: Run, items: list[InboxItem], **kwargs: object) -> None:
+    """Receives ``run_ingested``; runs inside the ingest transaction. A run with open items is stored
+    with ``notified_at`` NULL; after commit its id goes to the announcer thread, which queues
+    ``notify_new_runs`` so that the agent's request does not wait for the broker."""
+    if run.notified_at is None:
+        transaction.on_commit(lambda: _announcer().add(run.pk))
+
+
+def _queue_announcements(run_ids: list[int]) -> None:
+    for start in range(0, len(run_ids), ANNOUNCE_BATCH):
+        try:
+            notify_new_runs.delay(run_ids[start : start + ANNOUNCE_BATCH])
+        except Exception:
+            # The runs keep notified_at NULL: notify_missed_runs (beat) announces them after the grace time.
+            log.exception("could not queue the announcement of runs %s; beat will retry", run_ids)
+
+
+# Runs committed within ANNOUNCE_LINGER of each other share one task message: under a stream of ingests a
+# process queues a few messages a second instead of one per POST.
+_announcer = background.Batcher.per_process("inbox-announcer", _queue_announcements, linger=ANNOUNCE_LINGER)
+
+
+def flush_announcements(timeout: float = 5.0) -> None:
+    """Wait until every run id handed to the announcer has been queued (tests, scripts)."""
+    _announcer().flush(timeout)
+
+
+def item_summary(item: InboxItem) -> dict[str, Any]:
+    return {
+        "id": item.pk,
+        "interruptId": item.interrupt_id,
+        "reason": item.reason,
+        "message": item.message,
+        "toolName": item.tool_name,
+        "threadId": item.thread.thread_id,
+        "runId": item.run.run_id,
+        "expiresAt": item.expires_at.isoformat(),
+        "url": absolute_url(item.get_absolute_url()),
+    }
+
+
+def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem]) -> bytes:
+    summaries = [item_summary(item) for item in items]
+    lines = [f"{len(items)} new item(s) from {agent.name or agent.slug} need a decision:"]
+    lines += [f"• {s['toolName'] or s['reason']}: {s['message'] or s['interruptId']} — {s['url']}" for s in summaries]
+    body = {
+        "event": "items.created",
+        "deliveryId": str(uuid.uuid4()),
+        "team": team_name,
+        "agent": {"slug": agent.slug, "name": agent.name},
+        "items": summaries,
+        # Plain text a chat tool can post as is (Slack-style incoming webhooks read "text").
+        "text": "\n".join(lines),
+    }
+    return json.dumps(body, ensure_ascii=False).encode()
+
+
+def _recipients(agent: Agent, mode: str) -> list[Any]:
+    """Who decides the agent's items (its teams, or staff when it has none; see ``approvers_of``) and wants
+    mail in ``mode``. No preference row means the model default: immediate."""
+    users = approvers_of(agent.pk)
+    if mode == NotificationPreference.Mode.IMMEDIATE:
+        return list(users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.DIGEST))
+    return list(users.filter(inbox_prefs__email_mode=mode))
+
+
+def _email(user: Any, subject: str, template: str, context: dict[str, Any]) -> EmailMultiAlternatives:
+    context = {**context, "user": user, "site_url": settings.SITE_URL,
+               "settings_url": absolute_url("/inbox/settings/notifications/")}  # fmt: skip
+    text = render_to_string(f"email/{template}.txt", context)
+    html = render_to_string(f"email/{template}.html", context)
+    message = EmailMultiAlternatives(subject, text, settings.DEFAULT_FROM_EMAIL, [user.email])
+    message.attach_alternative(html, "text/html")
+    return message
+
+
+def _claim_runs(run_ids: list[int], now) -> list[int]:
+    """Mark the runs announced; returns the ones this call took (another copy of the task, or beat, may
+    have taken some already: a run is announced once)."""
+    if not run_ids:
+        return []
+    rows = update_returning(
+        Run.objects.filter(pk__in=id_set(run_ids)), values={"notified_at": now}, guard={"notified_at": None},
+        returning=["id"],
+    )  # fmt: skip
+    return [row[0] for row in rows]
+
+
+@shared_task(name="inbox.notifications.notify_new_runs")
+def notify_new_runs(run_ids: list[int]) -> int:
+    """Announce the open items of the given runs: email the team members who want immediate mail and
+    queue the team webhooks, one message per agent. Each run is claimed first, so a duplicate task or beat
+    announces nothing twice; if sending fails the agent's runs are released for beat to try again.
+    Returns the emails sent."""
+    claimed = _claim_runs(list(run_ids), timezone.now())
+    items = list(
+        InboxItem.objects.filter(run__in=id_set(claimed), status=InboxItem.Status.OPEN)
+        .select_related("agent", "thread", "run")
+        .order_by("agent_id", "run_id", "position")
+    )
+    by_agent: dict[int, list[InboxItem]] = defaultdict(list)
+    for item in items:
+        by_agent[item.agent_id].append(item)
+    sent = 0
+    for agent_items in by_agent.values():
+        try:
+            sent += _announce(agent_items[0].agent, agent_items)
+        except Exception:
+            runs = {item.run_id for item in agent_items}
+            Run.objects.filter(pk__in=runs).update(notified_at=None)
+            log.exception("announcing runs %s failed; released for notify_missed_runs", sorted(runs))
+    return sent
+
+
+def _announce(agent: Agent, agent_items: list[InboxItem]) -> int:
+    """Email first, then queue the webhooks: if the mail server fails, the runs are released and retried
+    without the webhooks having gone out twice (each delivery then retries on its own)."""
+    sent = _email_announcement(agent, agent_items)
+    for webhook in TeamWebhook.objects.filter(team__in=agent.teams.all(), enabled=True).select_related("team"):
+        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
+        deliver_webhook.delay(webhook.pk, body.decode())
+    return sent
+
+
+def _email_announcement(agent: Agent, agent_items: list[InboxItem]) -> int:
+    recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE)
+    if not recipients:
+        return 0
+    count = len(agent_items)
+    first = agent_items[0]
+    subject = f"[Inbox] {first.tool_name or first.reason}: {first.message or first.interrupt_id}"[:150]
+    if count > 1:
+        subject = f"[Inbox] {count} new items from {agent.name or agent.slug}"
+    summaries = [item_summary(item) for item in agent_items]
+    messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
+    sent = get_connection().send_messages(messages) or 0
+    emailed = sorted(user.get_username() for user in recipients)
+    audit(actor=Actor.system("notifications"), verb="item.notified", obj=first, agent=agent,
+          data={"items": [item.pk for item in agent_items], "emailed": emailed})  # fmt: skip
+    return sent
+
+
+@shared_task(name="inbox.notifications.notify_missed_runs")
+def notify_missed_runs() -> int:
+    """Beat: announce runs still unannounced ``INBOX_ANNOUNCE_GRACE_SECONDS`` after they were stored (the
+    queued task was lost: a broker outage, a process that died right after its commit). Returns the
+    emails sent."""
+    cutoff = timezone.now() - timedelta(seconds=settings.INBOX_ANNOUNCE_GRACE_SECONDS)
+    missed = Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff).order_by("pk")
+    sent, after = 0, 0
+    # Walk by id: a run released again by a failed send is left for the next beat, not retried in a loop.
+    while run_ids := list(missed.filter(pk__gt=after).values_list("pk", flat=True)[:ANNOUNCE_BATCH]):
+        sent += notify_new_runs(run_ids)
+        after = run_ids[-1]
+    return sent
+
+
+def _backoff(retries: int) -> float:
+    delay = min(WEBHOOK_BACKOFF_CAP, WEBHOOK_BACKOFF_BASE * (2**retries))
+    return delay * (0.5 + random.random() / 2)  # jitter, so failed receivers are not hit in lockstep
+
+
+@shared_task(bind=True, name="inbox.notifications.deliver_webhook", max_retries=WEBHOOK_MAX_RETRIES, acks_late=True)
+def deliver_webhook(self, webhook_id: int, body: str) -> str:
+    """POST ``body`` to the team's configured URL (only there), signed. Retries transport errors, 429
+    and 5xx with capped, jittered backoff; other 4xx are final."""
+    webhook = TeamWebhook.objects.filter(pk=webhook_id, enabled=True).select_related("team").first()
+    if webhook is None:
+        return "disabled"
+    data = body.encode()
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "approval-inbox-webhook/1",
+        "X-Inbox-Event": "items.created",
+        "X-Inbox-Signature": sign(webhook.secret, data),
+    }
+    error = ""
+    try:
+        response = httpx.post(webhook.url, content=data, headers=headers, timeout=WEBHOOK_TIMEOUT,
+                              follow_redirects=False)  # fmt: skip
+    except httpx.HTTPError as exc:
+        error = f"{exc.__class__.__name__}: {exc}"
+    else:
+        if response.is_success:
+            return "delivered"
+        error = f"HTTP {response.status_code}"
+        if response.status_code < 500 and response.status_code != 429:
+            _record_webhook_failure(webhook, error, final=True)
+            return "rejected"
+    if self.request.retries >= self.max_retries:
+        _record_webhook_failure(webhook, error, final=True)
+        return "failed"
+    log.warning("webhook %s to %s failed (%s); retrying", webhook.pk, webhook.url, error)
+    raise self.retry(countdown=_backoff(self.request.retries), exc=None)
+
+
+def _record_webhook_failure(webhook: TeamWebhook, error: str, *, final: bool) -> None:
+    log.error("webhook %s to %s gave up: %s", webhook.pk, webhook.url, error)
+    audit(actor=Actor.system("notifications"), verb="webhook.failed", obj=webhook,
+          data={"team": webhook.team.name, "url": webhook.url, "error": error})  # fmt: skip
+
+
+@shared_task(name="inbox.notifications.send_digests")
+def send_digests() -> int:
+    """Mail each digest-mode user the open items of their teams that arrived since their last digest.
+    A user's window is claimed with a conditional update, so two beat runs never mail the same items."""
+    now = timezone.now()
+    sent = 0
+    prefs = NotificationPreference.objects.filter(email_mode=NotificationPreference.Mode.DIGEST).select_related("user")
+    for pref in prefs.exclude(user__email="").filter(user__is_active=True):
+        since = pref.digest_last_sent_at or now - timedelta(seconds=DIGEST_SECONDS)
+        # filter(x=None) is "IS NULL", so a first digest claims the same way.
+        claimed = NotificationPreference.objects.filter(
+            pk=pref.pk, digest_last_sent_at=pref.digest_last_sent_at
+        ).update(digest_last_sent_at=now)
+        if not claimed:
+            continue
+        # The agents this user decides for: those of their teams, and (staff) those with no team at all.
+        deciding = Q(agent__teams__in=pref.user.groups.all())
+        if pref.user.is_staff:
+            deciding |= Q(agent__teams__isnull=True)
+        items = list(
+            InboxItem.objects.filter(
+                deciding,
+                status=InboxItem.Status.OPEN,
+                created_at__gt=since,
+                created_at__lte=now,
+            )
+            .distinct()
+            .select_related("agent", "thread", "run")
+            .order_by("agent__name", "created_at")
+        )
+        if not items:
+            continue
+        groups: dict[str, list[dict]] = defaultdict(list)
+        for item in items:
+            groups[item.agent.name or item.agent.slug].append(item_summary(item))
+        subject = f"[Inbox] Digest: {len(items)} item(s) waiting for a decision"
+        message = _email(pref.user, subject, "digest", {"groups": dict(groups), "count": len(items), "since": since})
+        sent += message.send() or 0
+    return sent

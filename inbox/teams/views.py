@@ -1,0 +1,117 @@
+"""The team review side of the approver pages: claim, release and assign an item, discuss an item or a
+run, and decide many list rows at once. Each view checks visibility first (404), calls one service from
+``inbox.decisions`` and redirects; refused input re-renders the page with the error beside its field."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from inbox.audit.record import Actor, audit
+from inbox.decisions.services import DecisionError
+from inbox.listing.views import _item_or_404, _item_page, _run_or_404, _run_page
+from inbox.models import InboxItem, NotificationPreference, Run
+from inbox.teams import claims, comments
+
+
+def _claim_refused(request: HttpRequest, pk: int, error: DecisionError) -> HttpResponse:
+    item = _item_or_404(request, pk)
+    return _item_page(request, item, status=error.status, extra={"claim_error": error})
+
+
+def _claim_action(request: HttpRequest, pk: int, service, done: str) -> HttpResponse:
+    _item_or_404(request, pk)
+    try:
+        item = service(item_id=pk, user=request.user)
+    except DecisionError as error:
+        return _claim_refused(request, pk, error)
+    messages.success(request, done)
+    return redirect(item)
+
+
+@login_required
+@require_POST
+def item_claim(request: HttpRequest, pk: int) -> HttpResponse:
+    return _claim_action(request, pk, claims.item_claim, "You’re on it: your teammates see that you hold this item.")
+
+
+@login_required
+@require_POST
+def item_release(request: HttpRequest, pk: int) -> HttpResponse:
+    return _claim_action(request, pk, claims.item_unclaim, "Released: anyone on the team can pick this item up.")
+
+
+@login_required
+@require_POST
+def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
+    _item_or_404(request, pk)
+    username = request.POST.get("assignee", "").strip()
+    assignee = get_user_model().objects.filter(username=username, is_active=True).first() if username else None
+    try:
+        if assignee is None:
+            raise DecisionError(400, "invalid_assignee", "Choose a teammate to assign this item to.",
+                                [{"path": "assignee", "message": "Choose a teammate."}])  # fmt: skip
+        item = claims.item_assign(item_id=pk, user=request.user, assignee=assignee)
+    except DecisionError as error:
+        return _claim_refused(request, pk, error)
+    who = "yourself" if assignee.pk == request.user.pk else assignee.get_username()
+    messages.success(request, f"Assigned to {who}.")
+    return redirect(item)
+
+
+def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | None = None) -> HttpResponse:
+    target = item or run
+    body = request.POST.get("body", "")
+    try:
+        comments.record_comment(user=request.user, body=body, item=item, run=run)
+    except DecisionError as error:
+        page = _item_page if item is not None else _run_page
+        return page(request, target, status=error.status, extra={"comment_error": error, "comment_body": body})
+    return redirect(f"{target.get_absolute_url()}#discussion")
+
+
+@login_required
+@require_POST
+def item_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    return _comment(request, item=_item_or_404(request, pk))
+
+
+@login_required
+@require_POST
+def run_comment(request: HttpRequest, pk: int) -> HttpResponse:
+    return _comment(request, run=_run_or_404(request, pk))
+
+
+class PreferenceForm(forms.ModelForm):
+    class Meta:
+        model = NotificationPreference
+        fields = ["email_mode"]
+        widgets = {"email_mode": forms.RadioSelect}
+        labels = {"email_mode": "Email about new items"}
+
+
+@login_required
+def notification_settings(request: HttpRequest) -> HttpResponse:
+    prefs, _ = NotificationPreference.objects.get_or_create(user=request.user)
+    previous = prefs.email_mode  # the form writes the submitted value onto prefs while validating
+    form = PreferenceForm(request.POST or None, instance=prefs)
+    if request.method == "POST":
+        if form.is_valid():
+            mode = form.cleaned_data["email_mode"]
+            if mode != previous:
+                with transaction.atomic():
+                    prefs.email_mode = mode
+                    prefs.save(update_fields=["email_mode"])
+                    audit(actor=Actor.for_user(request.user), verb="preferences.changed", obj=prefs,
+                          data={"email_mode": {"from": previous, "to": mode}})  # fmt: skip
+            messages.success(request, "Notification preferences saved.")
+            return redirect("inbox:notification_settings")
+        return render(request, "audit/notifications.html", {"form": form, "prefs": prefs}, status=400)
+    teams = request.user.groups.order_by("name")
+    return render(request, "audit/notifications.html", {"form": form, "prefs": prefs, "teams": teams})
