@@ -33,8 +33,18 @@ class AgentForm(forms.ModelForm):
 
     class Meta:
         model = Agent
-        fields = ["name", "slug", "description", "enabled", "teams", "endpoint_url", "auth_header_name",
-                  "auth_header_value", "default_ttl", "approvals_required"]  # fmt: skip
+        fields = [
+            "name",
+            "slug",
+            "description",
+            "enabled",
+            "teams",
+            "endpoint_url",
+            "auth_header_name",
+            "auth_header_value",
+            "default_ttl",
+            "approvals_required",
+        ]
 
     def clean_auth_header_value(self) -> str:
         value = self.cleaned_data.get("auth_header_value") or ""
@@ -108,10 +118,12 @@ class AgentAdmin(admin.ModelAdmin):
             return self.fieldsets
         return (
             self.fieldsets[0],
-            ("Where the inbox sends resumes (superusers only)",
-             {"fields": ("endpoint_url", "auth_header_name", "auth_header_status")}),
+            (
+                "Where the inbox sends resumes (superusers only)",
+                {"fields": ("endpoint_url", "auth_header_name", "auth_header_status")},
+            ),
             self.fieldsets[2],
-        )  # fmt: skip
+        )
 
     @admin.display(description="Auth header value")
     def auth_header_status(self, agent: Agent) -> str:
@@ -148,8 +160,13 @@ class AgentAdmin(admin.ModelAdmin):
     def rotate_tokens(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
         for agent in queryset:
             raw = agent.rotate_tokens(label=f"rotated by {request.user.get_username()}")
-            audit(actor=Actor.for_user(request.user), verb="agent.tokens_rotated", obj=agent, agent=agent,
-                  data={"prefix": raw[:12]})  # fmt: skip
+            audit(
+                actor=Actor.for_user(request.user),
+                verb="agent.tokens_rotated",
+                obj=agent,
+                agent=agent,
+                data={"prefix": raw[:12]},
+            )
             self.message_user(
                 request,
                 f"New ingest token for {agent.slug}: {raw} — copy it now, it is not shown again.",
@@ -177,8 +194,12 @@ class AgentAdmin(admin.ModelAdmin):
     def _set_enabled(self, request: HttpRequest, queryset: QuerySet[Agent], enabled: bool) -> None:
         for agent in queryset:
             Agent.objects.filter(pk=agent.pk).update(enabled=enabled)
-            audit(actor=Actor.for_user(request.user), verb="agent.enabled" if enabled else "agent.disabled",
-                  obj=agent, agent=agent)  # fmt: skip
+            audit(
+                actor=Actor.for_user(request.user),
+                verb="agent.enabled" if enabled else "agent.disabled",
+                obj=agent,
+                agent=agent,
+            )
 
 
 @admin.register(AgentToken)
@@ -213,6 +234,11 @@ class AgentTokenAdmin(admin.ModelAdmin):
         tokens = list(queryset.filter(revoked_at__isnull=True).select_related("agent"))
         for token in tokens:
             token.revoke()
-            audit(actor=Actor.for_user(request.user), verb="agent.token_revoked", obj=token.agent, agent=token.agent,
-                  data={"prefix": token.prefix})  # fmt: skip
+            audit(
+                actor=Actor.for_user(request.user),
+                verb="agent.token_revoked",
+                obj=token.agent,
+                agent=token.agent,
+                data={"prefix": token.prefix},
+            )
         self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)

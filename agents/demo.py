@@ -145,8 +145,9 @@ class DemoAgent:
         except ValidationError as exc:
             thread_id = body.get("threadId", "") if isinstance(body, dict) else ""
             run_id = body.get("runId", "") if isinstance(body, dict) else ""
-            self.record["requests"].append({"threadId": thread_id, "runId": run_id, "receivedAt": received,
-                                            "invalid": True})  # fmt: skip
+            self.record["requests"].append(
+                {"threadId": thread_id, "runId": run_id, "receivedAt": received, "invalid": True}
+            )
             return self._error(thread_id, run_id, f"Invalid RunAgentInput: {exc.errors()[0]['msg']}", "invalid_input")
         self.record["requests"].append(
             {
@@ -169,10 +170,11 @@ class DemoAgent:
         if thread["open"]:
             ids = ", ".join(thread["open"])
             return self._error(
-                thread_id, run_id,
+                thread_id,
+                run_id,
                 f"Thread {thread_id} has open interrupts ({ids}): new input must carry a resume addressing them.",
                 "pending_interrupts",
-            )  # fmt: skip
+            )
         text = ""
         for message in reversed(run_input.messages):
             if message.role == "user":
@@ -204,8 +206,9 @@ class DemoAgent:
             return self._propose(thread, thread_id, run_id, calls, "Three launch notes are ready to go.", ttl)
         if scenario == "chain":
             calls = [("createInvoice", {"customer": "ACME Corp", "amount": 1200, "currency": "EUR"})]
-            return self._propose(thread, thread_id, run_id, calls, "Step 1 of 2: create the invoice.", ttl,
-                                 step="chain-1")  # fmt: skip
+            return self._propose(
+                thread, thread_id, run_id, calls, "Step 1 of 2: create the invoice.", ttl, step="chain-1"
+            )
         return self._ask_filing(thread, thread_id, run_id, ttl)
 
     def _expiry(self, ttl: float | None, default: timedelta | None) -> datetime | None:
@@ -250,8 +253,12 @@ class DemoAgent:
                 expires_at=_iso(expires_at) if expires_at else None,
                 metadata={"demo": {"step": step}},
             )
-            thread["open"][interrupt.id] = {"interrupt": interrupt, "call": {"id": call_id, "name": name, "args": args},
-                                            "expiresAt": expires_at, "step": step}  # fmt: skip
+            thread["open"][interrupt.id] = {
+                "interrupt": interrupt,
+                "call": {"id": call_id, "name": name, "args": args},
+                "expiresAt": expires_at,
+                "step": step,
+            }
         thread["messages"].append(
             AssistantMessage(id=message_id, role="assistant", content=text, tool_calls=tool_calls)
         )
@@ -325,12 +332,13 @@ class DemoAgent:
             MessagesSnapshotEvent(messages=list(thread["messages"])),
             RunFinishedEvent(
                 thread_id=thread_id, run_id=run_id, outcome=RunFinishedSuccessOutcome(type="success"), result=result
-            ),  # fmt: skip
+            ),
         ]
 
     def _error(self, thread_id: str, run_id: str, message: str, code: str) -> list[BaseEvent]:
-        self.record["runs"].append({"threadId": thread_id, "runId": run_id, "kind": "error", "code": code,
-                                    "message": message})  # fmt: skip
+        self.record["runs"].append(
+            {"threadId": thread_id, "runId": run_id, "kind": "error", "code": code, "message": message}
+        )
         events: list[BaseEvent] = []
         if thread_id and run_id:
             events.append(RunStartedEvent(thread_id=thread_id, run_id=run_id))
@@ -348,36 +356,62 @@ class DemoAgent:
             self.record["runs"].append({"threadId": thread_id, "runId": run_id, "kind": "replay"})
             return [self._rerun(event, run_id) for event in thread["completed"][key]]
         if thread is None or not thread["open"]:
-            return self._error(thread_id, run_id, f"Cannot correlate the resume: thread {thread_id} has no open "
-                               "interrupts (stale or unknown interruptId).", "uncorrelated_resume")  # fmt: skip
+            return self._error(
+                thread_id,
+                run_id,
+                f"Cannot correlate the resume: thread {thread_id} has no open "
+                "interrupts (stale or unknown interruptId).",
+                "uncorrelated_resume",
+            )
         ids = [entry.interrupt_id for entry in entries]
         unknown = [i for i in ids if i not in thread["open"]]
         if unknown or len(set(ids)) != len(ids):
-            return self._error(thread_id, run_id, f"Cannot correlate interruptId(s) {', '.join(unknown) or ids} with "
-                               "the open interrupts of this thread.", "uncorrelated_resume")  # fmt: skip
+            return self._error(
+                thread_id,
+                run_id,
+                f"Cannot correlate interruptId(s) {', '.join(unknown) or ids} with the open interrupts of this thread.",
+                "uncorrelated_resume",
+            )
         missing = [i for i in thread["open"] if i not in ids]
         if missing:
-            return self._error(thread_id, run_id, f"Partial resume: open interrupt(s) {', '.join(missing)} not "
-                               "addressed; a resume must cover every open interrupt.", "partial_resume")  # fmt: skip
+            return self._error(
+                thread_id,
+                run_id,
+                f"Partial resume: open interrupt(s) {', '.join(missing)} not "
+                "addressed; a resume must cover every open interrupt.",
+                "partial_resume",
+            )
         now = datetime.now(UTC)
         for interrupt_id in ids:
             expires_at = thread["open"][interrupt_id]["expiresAt"]
             if expires_at is not None and expires_at <= now:
-                return self._error(thread_id, run_id, f"Stale resume: interrupt {interrupt_id} expired at "
-                                   f"{_iso(expires_at)}.", "stale_resume")  # fmt: skip
+                return self._error(
+                    thread_id,
+                    run_id,
+                    f"Stale resume: interrupt {interrupt_id} expired at {_iso(expires_at)}.",
+                    "stale_resume",
+                )
         for entry in entries:
             if entry.status != "resolved":
                 continue
             schema = thread["open"][entry.interrupt_id]["interrupt"].response_schema
             if entry.payload is None:
-                return self._error(thread_id, run_id, f"Resume for {entry.interrupt_id} is resolved without a "
-                                   "payload.", "invalid_payload")  # fmt: skip
+                return self._error(
+                    thread_id,
+                    run_id,
+                    f"Resume for {entry.interrupt_id} is resolved without a payload.",
+                    "invalid_payload",
+                )
             if schema:
                 try:
                     jsonschema.validate(entry.payload, schema)
                 except jsonschema.ValidationError as exc:
-                    return self._error(thread_id, run_id, f"Payload for {entry.interrupt_id} does not match its "
-                                       f"responseSchema: {exc.message}", "invalid_payload")  # fmt: skip
+                    return self._error(
+                        thread_id,
+                        run_id,
+                        f"Payload for {entry.interrupt_id} does not match its responseSchema: {exc.message}",
+                        "invalid_payload",
+                    )
         events = self._continue(thread, run_input)
         thread["completed"][key] = events
         return events
@@ -430,10 +464,14 @@ class DemoAgent:
                 skipped.append(f"{call['name']} {call['args'].get('to') or call['args'].get('customer')} cancelled")
                 continue
             message_id = _id("result")
-            prefix.append(ToolCallResultEvent(message_id=message_id, tool_call_id=call["id"], content=json.dumps(content),
-                                              role="tool"))  # fmt: skip
-            thread["messages"].append(ToolMessage(id=message_id, role="tool", content=json.dumps(content),
-                                                  tool_call_id=call["id"]))  # fmt: skip
+            prefix.append(
+                ToolCallResultEvent(
+                    message_id=message_id, tool_call_id=call["id"], content=json.dumps(content), role="tool"
+                )
+            )
+            thread["messages"].append(
+                ToolMessage(id=message_id, role="tool", content=json.dumps(content), tool_call_id=call["id"])
+            )
         if chain_next:
             return self._ask_send_invoice(thread, thread_id, run_id, prefix, opened)
         summary = "Done: " + "; ".join(done) if done else "Nothing was executed"
@@ -457,8 +495,13 @@ class DemoAgent:
             expires_at=_iso(expires_at) if expires_at else None,
             metadata={"demo": {"step": "chain-2"}},
         )
-        thread["open"][interrupt.id] = {"interrupt": interrupt, "call": None, "args": args, "expiresAt": expires_at,
-                                        "step": "chain-2"}  # fmt: skip
+        thread["open"][interrupt.id] = {
+            "interrupt": interrupt,
+            "call": None,
+            "args": args,
+            "expiresAt": expires_at,
+            "step": "chain-2",
+        }
         thread["messages"].append(AssistantMessage(id=message_id, role="assistant", content=text))
         return [
             RunStartedEvent(thread_id=thread_id, run_id=run_id),
@@ -470,8 +513,16 @@ class DemoAgent:
     def _execute(
         self, thread_id: str, run_id: str, name: str, args: dict, call_id: str | None, interrupt_id: str
     ) -> None:
-        self.record["executed"].append({"threadId": thread_id, "runId": run_id, "toolCallId": call_id, "name": name,
-                                        "args": args, "interruptId": interrupt_id})  # fmt: skip
+        self.record["executed"].append(
+            {
+                "threadId": thread_id,
+                "runId": run_id,
+                "toolCallId": call_id,
+                "name": name,
+                "args": args,
+                "interruptId": interrupt_id,
+            }
+        )
 
 
 # --- ASGI -------------------------------------------------------------------------------------------
@@ -518,8 +569,13 @@ def create_app(*, token: str = "", state_file: str = "") -> Any:
         except (json.JSONDecodeError, UnicodeDecodeError):
             return await _respond(send, 400, "application/json", b'{"error": "body is not JSON"}')
         events = agent.handle(data)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")]})  # fmt: skip
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")],
+            }
+        )
         for event in events:
             await send({"type": "http.response.body", "body": encoder.encode(event).encode(), "more_body": True})
         await send({"type": "http.response.body", "body": b""})
@@ -542,13 +598,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="The Approval Inbox demo AG-UI agent (no LLM).")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8001)
-    parser.add_argument("--token", default=os.environ.get("DEMO_AGENT_TOKEN", ""),
-                        help="Require 'Authorization: Bearer <token>' on runs.")  # fmt: skip
+    parser.add_argument(
+        "--token",
+        default=os.environ.get("DEMO_AGENT_TOKEN", ""),
+        help="Require 'Authorization: Bearer <token>' on runs.",
+    )
     parser.add_argument("--state-file", default="", help="Keep threads and the record in this file across restarts.")
     parser.add_argument("--log-level", default="warning")
     options = parser.parse_args()
-    uvicorn.run(create_app(token=options.token, state_file=options.state_file), host=options.host, port=options.port, log_level=options.log_level,
-                lifespan="on")  # fmt: skip
+    uvicorn.run(
+        create_app(token=options.token, state_file=options.state_file),
+        host=options.host,
+        port=options.port,
+        log_level=options.log_level,
+        lifespan="on",
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,9 @@ def _answer(response: httpx.Response) -> dict:
         body = response.text
     if response.status_code >= 400:
         detail = body.get("detail") if isinstance(body, dict) else body
-        raise InboxError(f"The inbox answered HTTP {response.status_code}: {detail}", status=response.status_code,
-                         body=body)  # fmt: skip
+        raise InboxError(
+            f"The inbox answered HTTP {response.status_code}: {detail}", status=response.status_code, body=body
+        )
     return body
 
 
@@ -102,8 +103,9 @@ def _is_interrupt_finish(data: dict | None) -> bool:
     return bool(data) and data.get("type") == "RUN_FINISHED" and (data.get("outcome") or {}).get("type") == "interrupt"
 
 
-def forward_interrupts(stream: Iterable[Any], *, base_url: str, token: str,
-                       on_posted: Callable[[dict], None] | None = None) -> Iterator[Any]:  # fmt: skip
+def forward_interrupts(
+    stream: Iterable[Any], *, base_url: str, token: str, on_posted: Callable[[dict], None] | None = None
+) -> Iterator[Any]:
     """Yield every event of ``stream`` unchanged; post the run to the inbox when it ends in an interrupt.
 
     The post happens before the RUN_FINISHED event is passed on, so by the time a client sees the
@@ -122,8 +124,9 @@ def forward_interrupts(stream: Iterable[Any], *, base_url: str, token: str,
         yield event
 
 
-async def aforward_interrupts(stream: AsyncIterable[Any], *, base_url: str, token: str,
-                              on_posted: Callable[[dict], None] | None = None) -> AsyncIterator[Any]:  # fmt: skip
+async def aforward_interrupts(
+    stream: AsyncIterable[Any], *, base_url: str, token: str, on_posted: Callable[[dict], None] | None = None
+) -> AsyncIterator[Any]:
     """``forward_interrupts`` for async streams."""
     seen: list[Any] = []
     async for event in stream:

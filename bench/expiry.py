@@ -49,8 +49,10 @@ def create_schema() -> str:
         call_command("migrate", verbosity=0, interactive=False)
         return "migrations"
     except Exception as error:  # e.g. two migrations not merged yet: build the tables from the models
-        print(f"  (migrate failed: {error.__class__.__name__}: {str(error).splitlines()[0]}; "
-              "creating the tables from the models instead)")  # fmt: skip
+        print(
+            f"  (migrate failed: {error.__class__.__name__}: {str(error).splitlines()[0]}; "
+            "creating the tables from the models instead)"
+        )
         from django.apps import apps
 
         with connection.schema_editor() as editor:
@@ -75,24 +77,38 @@ def fill(*, items: int, per_run: int, fresh: int) -> None:
             [Thread(agent=agent, thread_id=f"{prefix}-t{n}") for n in range(count)], batch_size=batch
         )
         return Run.objects.bulk_create(
-            [Run(agent=agent, thread=thread, run_id=f"{prefix}-r{n}", outcome="interrupt", created_at=now)
-             for n, thread in enumerate(threads)],
+            [
+                Run(agent=agent, thread=thread, run_id=f"{prefix}-r{n}", outcome="interrupt", created_at=now)
+                for n, thread in enumerate(threads)
+            ],
             batch_size=batch,
-        )  # fmt: skip
+        )
 
     def make_items(runs: list[Run], per: int, expires_at, prefix: str) -> None:
         rows = []
         for run in runs:
             for position in range(per):
                 # As the ingest stores them: a tool_call interrupt always names its tool call.
-                rows.append(InboxItem(agent=agent, thread_id=run.thread_id, run=run, position=position,
-                                      interrupt_id=f"{prefix}-{run.pk}-{position}", reason="tool_call",
-                                      tool_call_id=f"tc-{run.pk}-{position}",
-                                      tool_call={"id": f"tc-{run.pk}-{position}", "name": "sendEmail",
-                                                 "args": {"to": "cfo@example.com"}},
-                                      message="Send the quarterly report?", expires_at=expires_at,
-                                      raw={"id": f"{prefix}-{run.pk}-{position}", "reason": "tool_call"},
-                                      created_at=now - timedelta(hours=2)))  # fmt: skip
+                rows.append(
+                    InboxItem(
+                        agent=agent,
+                        thread_id=run.thread_id,
+                        run=run,
+                        position=position,
+                        interrupt_id=f"{prefix}-{run.pk}-{position}",
+                        reason="tool_call",
+                        tool_call_id=f"tc-{run.pk}-{position}",
+                        tool_call={
+                            "id": f"tc-{run.pk}-{position}",
+                            "name": "sendEmail",
+                            "args": {"to": "cfo@example.com"},
+                        },
+                        message="Send the quarterly report?",
+                        expires_at=expires_at,
+                        raw={"id": f"{prefix}-{run.pk}-{position}", "reason": "tool_call"},
+                        created_at=now - timedelta(hours=2),
+                    )
+                )
             if len(rows) >= batch:
                 InboxItem.objects.bulk_create(rows)
                 rows = []
@@ -135,8 +151,10 @@ def main() -> None:
         fill(items=args.items, per_run=args.per_run, fresh=args.fresh)
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE")
-        print(f"schema from {schema}; filled {args.items:,} stale + {args.fresh:,} fresh open items "
-              f"({args.per_run} per run) in {time.perf_counter() - started:.1f} s")  # fmt: skip
+        print(
+            f"schema from {schema}; filled {args.items:,} stale + {args.fresh:,} fresh open items "
+            f"({args.per_run} per run) in {time.perf_counter() - started:.1f} s"
+        )
         if args.fill_only:
             print(f"kept {DB_NAME} (--fill-only); drop it with: DROP DATABASE {DB_NAME}")
             os._exit(0)
@@ -156,8 +174,10 @@ def main() -> None:
             sweep = time.perf_counter() - started
         audits = AuditEvent.objects.filter(verb="item.expired").count()
         still_open = InboxItem.objects.filter(status="open", expires_at__lte=now).count()
-        print(f"sweep of stale items:   {sweep:.3f} s  expired {expired:,} items, {audits:,} audit events, "
-              f"{len(queries.captured_queries)} statements, {still_open} stale left  (target < 2 s)")  # fmt: skip
+        print(
+            f"sweep of stale items:   {sweep:.3f} s  expired {expired:,} items, {audits:,} audit events, "
+            f"{len(queries.captured_queries)} statements, {still_open} stale left  (target < 2 s)"
+        )
         for query in sorted(queries.captured_queries, key=lambda q: -float(q["time"]))[:4]:
             print(f"    {float(query['time']):7.3f} s  {query['sql'][:110]}")
         # What autovacuum does after a sweep like this: drop the dead row versions, refresh the statistics.
@@ -171,9 +191,11 @@ def main() -> None:
                 started = time.perf_counter()
                 assert expire_sweep(now=timezone.now()) == 0
                 timings.append(time.perf_counter() - started)
-        print(f"sweep with nothing stale: p50 {statistics.median(timings) * 1000:.2f} ms, "
-              f"max {max(timings) * 1000:.2f} ms over {len(timings)} sweeps, "
-              f"{len(queries.captured_queries)} query each, {args.fresh:,} open items not stale")  # fmt: skip
+        print(
+            f"sweep with nothing stale: p50 {statistics.median(timings) * 1000:.2f} ms, "
+            f"max {max(timings) * 1000:.2f} ms over {len(timings)} sweeps, "
+            f"{len(queries.captured_queries)} query each, {args.fresh:,} open items not stale"
+        )
         sql = queries.captured_queries[0]["sql"]
         with connection.cursor() as cursor:
             cursor.execute("EXPLAIN " + sql)

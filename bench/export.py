@@ -97,7 +97,7 @@ def load(count: int) -> object:
                     response_payload={"approved": True, "editedArgs": {"to": "team@example.com", "body": "y" * 200}},
                     decided_by=approver,
                     decided_at=now,
-                )  # fmt: skip
+                )
                 for run in runs
             ]
         )
@@ -110,7 +110,7 @@ def load(count: int) -> object:
                     payload=item.response_payload,
                     comment="Looks right; shortened the body.",
                     final=True,
-                )  # fmt: skip
+                )
                 for item in items
             ]
         )
@@ -194,8 +194,10 @@ def run(args: argparse.Namespace) -> None:
         return consume
 
     def in_one_list() -> tuple[int, int]:
-        rows = [decision_row(dict(zip(DECISION_FIELDS, values, strict=True)))
-                for values in form().decisions().values_list(*DECISION_FIELDS.values())]  # fmt: skip
+        rows = [
+            decision_row(dict(zip(DECISION_FIELDS, values, strict=True)))
+            for values in form().decisions().values_list(*DECISION_FIELDS.values())
+        ]
         return len(rows), 0
 
     measure("CSV, streamed (WSGI, sync iterator)", wsgi("csv"))

@@ -87,13 +87,18 @@ def load(total: int, open_count: int) -> tuple[object, object]:
         )
         runs = Run.objects.bulk_create(
             [
-                Run(agent=thread.agent, thread=thread, run_id=f"run-{n}", outcome="interrupt",
+                Run(
+                    agent=thread.agent,
+                    thread=thread,
+                    run_id=f"run-{n}",
+                    outcome="interrupt",
                     messages_snapshot=[{"id": "m", "role": "user", "content": "please"}],
-                    created_at=now - timedelta(minutes=runs_needed - n))
+                    created_at=now - timedelta(minutes=runs_needed - n),
+                )
                 for n, thread in enumerate(threads)
             ],
             batch_size=5000,
-        )  # fmt: skip
+        )
         statuses = ["resolved", "cancelled", "expired"]
         batch: list[InboxItem] = []
         for n in range(total):
@@ -102,20 +107,29 @@ def load(total: int, open_count: int) -> tuple[object, object]:
             reason = reasons[n % len(reasons)]
             batch.append(
                 InboxItem(
-                    agent_id=run.agent_id, thread_id=run.thread_id, run=run, position=n % per_run,
-                    interrupt_id=f"i-{n}", reason=reason, message=f"Approve invoice {n} for customer {n % 977}?",
+                    agent_id=run.agent_id,
+                    thread_id=run.thread_id,
+                    run=run,
+                    position=n % per_run,
+                    interrupt_id=f"i-{n}",
+                    reason=reason,
+                    message=f"Approve invoice {n} for customer {n % 977}?",
                     tool_call_id=f"tc-{n}" if reason == "tool_call" else "",
                     tool_call={"id": f"tc-{n}", "name": "payInvoice", "args": {"invoice": n, "amount": n % 5000}}
-                    if reason == "tool_call" else None,
+                    if reason == "tool_call"
+                    else None,
                     response_schema={"type": "object", "properties": {"approved": {"type": "boolean"}}},
-                    raw={"id": f"i-{n}", "reason": reason}, metadata={"customer": n % 977},
+                    raw={"id": f"i-{n}", "reason": reason},
+                    metadata={"customer": n % 977},
                     status="open" if is_open else statuses[n % 3],
                     decided_by=None if is_open or n % 3 == 2 else approver,
                     decided_at=None if is_open else run.created_at + timedelta(minutes=5),
-                    expires_at=now + timedelta(minutes=5 + n % 2000) if is_open else run.created_at + timedelta(hours=1),
+                    expires_at=now + timedelta(minutes=5 + n % 2000)
+                    if is_open
+                    else run.created_at + timedelta(hours=1),
                     created_at=run.created_at,
                 )
-            )  # fmt: skip
+            )
             if len(batch) == 5000:
                 InboxItem.objects.bulk_create(batch)
                 batch = []

@@ -43,10 +43,19 @@ def psql(sql: str) -> None:
 def events_body(index: int) -> bytes:
     thread, run = f"bench-{uuid.uuid4().hex[:12]}", f"run-{index}"
     interrupts = [
-        {"id": f"i-{n}", "reason": "tool_call", "toolCallId": f"tc-{n}", "message": f"Approve sendEmail #{n}?",
-         "responseSchema": {"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}}
+        {
+            "id": f"i-{n}",
+            "reason": "tool_call",
+            "toolCallId": f"tc-{n}",
+            "message": f"Approve sendEmail #{n}?",
+            "responseSchema": {
+                "type": "object",
+                "properties": {"approved": {"type": "boolean"}},
+                "required": ["approved"],
+            },
+        }
         for n in range(3)
-    ]  # fmt: skip
+    ]
     events: list[dict] = [{"type": "RUN_STARTED", "threadId": thread, "runId": run}]
     for n in range(3):
         events += [
@@ -57,9 +66,13 @@ def events_body(index: int) -> bytes:
     events += [
         {"type": "STATE_SNAPSHOT", "snapshot": {"step": "approve"}},
         {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m1", "role": "user", "content": "send them"}]},
-        {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
-         "outcome": {"type": "interrupt", "interrupts": interrupts}},
-    ]  # fmt: skip
+        {
+            "type": "RUN_FINISHED",
+            "threadId": thread,
+            "runId": run,
+            "outcome": {"type": "interrupt", "interrupts": interrupts},
+        },
+    ]
     return json.dumps({"events": events}).encode()
 
 
@@ -123,19 +136,48 @@ def main() -> int:
 
     psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
     psql(f"CREATE DATABASE {DB_NAME}")
-    env = {**os.environ, "DATABASE_URL": PG_ADMIN.rsplit("/", 1)[0] + f"/{DB_NAME}", "REDIS_URL": REDIS_URL,
-           "DEBUG": "0", "LOG_LEVEL": "WARNING"}  # fmt: skip
+    env = {
+        **os.environ,
+        "DATABASE_URL": PG_ADMIN.rsplit("/", 1)[0] + f"/{DB_NAME}",
+        "REDIS_URL": REDIS_URL,
+        "DEBUG": "0",
+        "LOG_LEVEL": "WARNING",
+    }
     py = sys.executable
     server = None
     try:
         subprocess.run([py, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        token = subprocess.run([py, "manage.py", "agent_create", "bench"], cwd=ROOT, env=env, check=True,
-                               capture_output=True, text=True).stdout.strip().splitlines()[-1]  # fmt: skip
+        token = (
+            subprocess.run(
+                [py, "manage.py", "agent_create", "bench"],
+                cwd=ROOT,
+                env=env,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            .stdout.strip()
+            .splitlines()[-1]
+        )
         server = subprocess.Popen(
-            [py, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(args.port),
-             "--workers", "2", "--no-access-log", "--log-level", "warning"],
-            cwd=ROOT, env=env,
-        )  # fmt: skip
+            [
+                py,
+                "-m",
+                "uvicorn",
+                "config.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(args.port),
+                "--workers",
+                "2",
+                "--no-access-log",
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+        )
         base = f"http://127.0.0.1:{args.port}"
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=base, headers=headers, timeout=30, limits=httpx.Limits(max_connections=64)) as http:
@@ -158,14 +200,18 @@ def main() -> int:
             rounds: list[tuple[dict, dict]] = []
             for number in range(args.rounds):
                 offset = number * per_round
-                trivial = drive("GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), per_round,
-                                args.concurrency, 200)  # fmt: skip
+                trivial = drive(
+                    "GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), per_round, args.concurrency, 200
+                )
                 ingest = drive(
                     "POST /api/v1/runs (3 interrupts)",
-                    lambda i, offset=offset: http.post("/api/v1/runs", content=bodies[offset + i],
-                                        headers={"Content-Type": "application/json"}),
-                    per_round, args.concurrency, 201,
-                )  # fmt: skip
+                    lambda i, offset=offset: http.post(
+                        "/api/v1/runs", content=bodies[offset + i], headers={"Content-Type": "application/json"}
+                    ),
+                    per_round,
+                    args.concurrency,
+                    201,
+                )
                 rounds.append((trivial, ingest))
     finally:
         if server is not None:
@@ -173,15 +219,21 @@ def main() -> int:
             server.wait(timeout=20)
         psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
 
-    print(f"ingest bench: {per_round * args.rounds} requests per endpoint in {args.rounds} alternating rounds, "
-          f"{args.concurrency} concurrent clients, uvicorn with 2 workers, PostgreSQL + Redis on loopback")  # fmt: skip
+    print(
+        f"ingest bench: {per_round * args.rounds} requests per endpoint in {args.rounds} alternating rounds, "
+        f"{args.concurrency} concurrent clients, uvicorn with 2 workers, PostgreSQL + Redis on loopback"
+    )
     for number, (trivial, ingest) in enumerate(rounds, 1):
-        print(f"  round {number}: trivial {trivial['rps']:6.1f} req/s, ingest {ingest['rps']:6.1f} req/s, "
-              f"ratio {ingest['rps'] / trivial['rps']:.2f}")  # fmt: skip
+        print(
+            f"  round {number}: trivial {trivial['rps']:6.1f} req/s, ingest {ingest['rps']:6.1f} req/s, "
+            f"ratio {ingest['rps'] / trivial['rps']:.2f}"
+        )
     trivial, ingest = (combine([pair[side] for pair in rounds]) for side in (0, 1))
     for result in (trivial, ingest):
-        print(f"  {result['label']:<36} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:7.1f} ms   "
-              f"p99 {result['p99_ms']:7.1f} ms   failures {result['failures']}")  # fmt: skip
+        print(
+            f"  {result['label']:<36} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:7.1f} ms   "
+            f"p99 {result['p99_ms']:7.1f} ms   failures {result['failures']}"
+        )
     for result in (trivial, ingest):
         if result["failures"]:
             print(f"  {result['label']} answers: {dict(result['statuses'])}")

@@ -59,9 +59,15 @@ def prepare(var_dir: Path) -> tuple[str, str]:
 
 
 def body(index: int) -> dict:
-    return {"type": "RUN_FINISHED", "threadId": f"bench-t{index}", "runId": f"bench-r{index}",
-            "outcome": {"type": "interrupt", "interrupts": [
-                {"id": f"i-{index}", "reason": "confirmation", "message": f"Proceed with #{index}?"}]}}  # fmt: skip
+    return {
+        "type": "RUN_FINISHED",
+        "threadId": f"bench-t{index}",
+        "runId": f"bench-r{index}",
+        "outcome": {
+            "type": "interrupt",
+            "interrupts": [{"id": f"i-{index}", "reason": "confirmation", "message": f"Proceed with #{index}?"}],
+        },
+    }
 
 
 async def measure(base: str, cookie: str, token: str, items: int) -> tuple[list[float], list[float], int]:
@@ -121,8 +127,15 @@ def main() -> None:
         shutil.rmtree(var_dir)
     var_dir.mkdir(parents=True)
     os.environ.pop("DATABASE_URL", None)  # always its own scratch database, never one someone pointed at
-    os.environ.update({"INBOX_VAR_DIR": str(var_dir), "DJANGO_SETTINGS_MODULE": "config.settings",
-                       "LOG_LEVEL": "WARNING", "DEBUG": "0", "SECRET_KEY": "bench-live-secret-key-" + "x" * 30})  # fmt: skip
+    os.environ.update(
+        {
+            "INBOX_VAR_DIR": str(var_dir),
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "LOG_LEVEL": "WARNING",
+            "DEBUG": "0",
+            "SECRET_KEY": "bench-live-secret-key-" + "x" * 30,
+        }
+    )
     cookie, token = prepare(var_dir)
 
     port = free_port()
@@ -130,10 +143,26 @@ def main() -> None:
     log_path = var_dir / "server.log"
     with open(log_path, "w") as log:
         server = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-             "--log-level", "warning", "--ws", "websockets-sansio", "--no-access-log"],
-            cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "config.asgi:application",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--ws",
+                "websockets-sansio",
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env=os.environ.copy(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         import httpx
 
@@ -158,9 +187,11 @@ def main() -> None:
         elapsed = time.perf_counter() - started
         ms = 1000
         print(f"{args.items} items posted one after another in {elapsed:.1f} s")
-        print(f"POST returned → websocket message: p50 {percentile(after_return, .5) * ms:.2f} ms, "
-              f"p95 {percentile(after_return, .95) * ms:.2f} ms, max {max(after_return) * ms:.2f} ms "
-              f"({early} of {args.items} arrived before the POST returned)")  # fmt: skip
+        print(
+            f"POST returned → websocket message: p50 {percentile(after_return, 0.5) * ms:.2f} ms, "
+            f"p95 {percentile(after_return, 0.95) * ms:.2f} ms, max {max(after_return) * ms:.2f} ms "
+            f"({early} of {args.items} arrived before the POST returned)"
+        )
         print(
             f"POST sent → websocket message:     p50 {percentile(after_send, 0.5) * ms:.2f} ms, "
             f"p95 {percentile(after_send, 0.95) * ms:.2f} ms, mean {statistics.mean(after_send) * ms:.2f} ms"

@@ -59,13 +59,36 @@ def main() -> None:
 
         port = free_port()
         log = open(var_dir / "processes.log", "w")
-        processes.append(subprocess.Popen([sys.executable, "-m", "agents.demo", "--port", str(port)], cwd=ROOT,
-                                          stdout=log, stderr=subprocess.STDOUT))  # fmt: skip
-        processes.append(subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=WARNING",
-             "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"bench-{os.getpid()}@%h"],
-            cwd=ROOT, env=os.environ.copy(), stdout=log, stderr=subprocess.STDOUT,
-        ))  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "agents.demo", "--port", str(port)],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
+        processes.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "--pool=solo",
+                    "--loglevel=WARNING",
+                    "-Q",
+                    settings.CELERY_TASK_DEFAULT_QUEUE,
+                    "-n",
+                    f"bench-{os.getpid()}@%h",
+                ],
+                cwd=ROOT,
+                env=os.environ.copy(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
         agent_url = f"http://127.0.0.1:{port}/"
         deadline = time.monotonic() + 30
         while True:
@@ -91,8 +114,9 @@ def main() -> None:
                     raise SystemExit(f"round {round_number}: the resume was not delivered within 30 s")
                 time.sleep(0.005)
             record = httpx.get(agent_url + "record", timeout=5, trust_env=False).json()
-            received = next(r["receivedAt"] for r in record["requests"]
-                            if r["resume"] and r["threadId"] == run.thread.thread_id)  # fmt: skip
+            received = next(
+                r["receivedAt"] for r in record["requests"] if r["resume"] and r["threadId"] == run.thread.thread_id
+            )
             if round_number:  # the first round warms the worker up
                 latencies.append((received - decided_at) * 1000)
         database = "PostgreSQL" if settings.DATABASES["default"]["ENGINE"].endswith("postgresql") else "SQLite"

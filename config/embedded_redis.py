@@ -57,19 +57,28 @@ def ensure_started(var_dir: Path, timeout: float = 10.0) -> str:
         subprocess.run(
             [
                 executable,
-                "--port", "0",
-                "--unixsocket", str(path),
-                "--unixsocketperm", "700",
-                "--daemonize", "yes",
-                "--pidfile", str(var_dir / "redis.pid"),
-                "--dir", str(var_dir),
-                "--save", "",
-                "--appendonly", "no",
-                "--logfile", str(var_dir / "redis.log"),
+                "--port",
+                "0",
+                "--unixsocket",
+                str(path),
+                "--unixsocketperm",
+                "700",
+                "--daemonize",
+                "yes",
+                "--pidfile",
+                str(var_dir / "redis.pid"),
+                "--dir",
+                str(var_dir),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--logfile",
+                str(var_dir / "redis.log"),
             ],
             check=True,
             stdout=subprocess.DEVNULL,
-        )  # fmt: skip
+        )
         deadline = time.monotonic() + timeout
         while not _answers(path):
             if time.monotonic() > deadline:

@@ -42,11 +42,17 @@ def ensure_admin() -> None:
     env = {**os.environ, "DJANGO_SUPERUSER_PASSWORD": password}
     subprocess.run(
         [PY, "manage.py", "createsuperuser", "--noinput", "--username", "admin", "--email", "admin@localhost"],
-        cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     banner = "=" * 64
-    print(f"\n{banner}\n  Admin user created. Log in with\n    username: admin\n    password: {password}\n"
-          f"  (shown once; change it at /admin/password_change/)\n{banner}\n", flush=True)  # fmt: skip
+    print(
+        f"\n{banner}\n  Admin user created. Log in with\n    username: admin\n    password: {password}\n"
+        f"  (shown once; change it at /admin/password_change/)\n{banner}\n",
+        flush=True,
+    )
 
 
 def pump(name: str, color: str, stream) -> None:
@@ -78,13 +84,43 @@ def main() -> int:
             demo_available = False
 
     commands = {
-        "web": [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-                "--ws", "websockets-sansio", "--no-access-log"],
-        "worker": [PY, "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=2",
-                   "-n", f"worker-{port}@%h"],
-        "beat": [PY, "-m", "celery", "-A", "config", "beat", "--loglevel=INFO",
-                 "--schedule", str(var_dir / "celerybeat-schedule")],
-    }  # fmt: skip
+        "web": [
+            PY,
+            "-m",
+            "uvicorn",
+            "config.asgi:application",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--ws",
+            "websockets-sansio",
+            "--no-access-log",
+        ],
+        "worker": [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--loglevel=INFO",
+            "--concurrency=2",
+            "-n",
+            f"worker-{port}@%h",
+        ],
+        "beat": [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "beat",
+            "--loglevel=INFO",
+            "--schedule",
+            str(var_dir / "celerybeat-schedule"),
+        ],
+    }
     if demo_available:
         commands["demo"] = [PY, "-m", "agents.demo", "--port", str(demo_port)]
 
@@ -98,9 +134,14 @@ def main() -> int:
     signal.signal(signal.SIGTERM, stop)
     for index, (name, command) in enumerate(commands.items()):
         process = subprocess.Popen(
-            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1,
+            command,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
             start_new_session=True,  # Ctrl-C reaches only us; we stop the children in order
-        )  # fmt: skip
+        )
         processes[name] = process
         threading.Thread(target=pump, args=(name, COLORS[index % len(COLORS)], process.stdout), daemon=True).start()
     print(f"\nApproval Inbox is starting on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)

@@ -98,8 +98,17 @@ class DecisionInline(admin.TabularInline):
 
 @admin.register(InboxItem)
 class InboxItemAdmin(ReadOnlyAdmin):
-    list_display = ("interrupt_id", "reason", "tool_name", "agent", "status", "decided_by", "created_at",
-                    "expires_at", "trail")  # fmt: skip
+    list_display = (
+        "interrupt_id",
+        "reason",
+        "tool_name",
+        "agent",
+        "status",
+        "decided_by",
+        "created_at",
+        "expires_at",
+        "trail",
+    )
     list_filter = ("status", "reason", "agent", "expires_at_defaulted")
     search_fields = ("interrupt_id", "tool_call_id", "message", "thread__thread_id", "run__run_id")
     list_select_related = ("agent", "decided_by")
@@ -124,8 +133,16 @@ class DecisionAdmin(ReadOnlyAdmin):
 
 @admin.register(Resume)
 class ResumeAdmin(ReadOnlyAdmin):
-    list_display = ("next_run_id", "agent", "thread", "state", "attempts", "last_error_short", "delivered_at",
-                    "created_at")  # fmt: skip
+    list_display = (
+        "next_run_id",
+        "agent",
+        "thread",
+        "state",
+        "attempts",
+        "last_error_short",
+        "delivered_at",
+        "created_at",
+    )
     list_filter = ("state", "agent")
     search_fields = ("next_run_id", "thread__thread_id", "run__run_id", "last_error")
     list_select_related = ("agent", "thread")

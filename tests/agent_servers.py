@@ -28,8 +28,15 @@ from tests.conftest import ROOT, AgentWithToken, free_port
 
 
 class AgentProcess:
-    def __init__(self, port: int | None = None, *, token: str = "", module: str = "agents.demo",
-                 log_dir: Path | None = None, state_file: Path | None = None):  # fmt: skip
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        token: str = "",
+        module: str = "agents.demo",
+        log_dir: Path | None = None,
+        state_file: Path | None = None,
+    ):
         self.port = port or free_port()
         self.token = token
         self.state_file = state_file

@@ -153,8 +153,9 @@ def ingest(client: Client) -> Callable[..., object]:
             return client.post("/api/v1/runs", data=body, content_type="text/event-stream", **agent_token.auth, **extra)
         if isinstance(body, list):
             body = {"events": body}
-        return client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json",
-                           **agent_token.auth, **extra)  # fmt: skip
+        return client.post(
+            "/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent_token.auth, **extra
+        )
 
     return post
 

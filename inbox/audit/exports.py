@@ -89,13 +89,22 @@ class AuditFilterForm(forms.Form):
         return field, str(errors[0])
 
     def events(self) -> QuerySet[AuditEvent]:
-        return self._filtered(visible_audit_events(self.user), agent="agent__slug", team="agent__teams__name",
-                              actor="actor_label__iexact", verb="verb")  # fmt: skip
+        return self._filtered(
+            visible_audit_events(self.user),
+            agent="agent__slug",
+            team="agent__teams__name",
+            actor="actor_label__iexact",
+            verb="verb",
+        )
 
     def decisions(self) -> QuerySet[Decision]:
         """The same filters applied to decisions (the verb filter does not apply to them)."""
-        return self._filtered(visible_decisions(self.user), agent="item__agent__slug",
-                              team="item__agent__teams__name", actor="user__username__iexact")  # fmt: skip
+        return self._filtered(
+            visible_decisions(self.user),
+            agent="item__agent__slug",
+            team="item__agent__teams__name",
+            actor="user__username__iexact",
+        )
 
     def _filtered(self, queryset: QuerySet, *, agent: str, team: str, actor: str, verb: str | None = None) -> QuerySet:
         """Apply the form's filters, each through the lookup this model uses for it."""
@@ -135,9 +144,27 @@ DECISION_FIELDS = {
 }
 
 
-DECISION_COLUMNS = ["decision_id", "decided_at", "agent", "thread_id", "run_id", "interrupt_id", "reason",
-                    "tool_call_id", "tool_name", "item_id", "item_status", "user", "status", "approved", "edited",
-                    "payload", "comment", "final", "counts"]  # fmt: skip
+DECISION_COLUMNS = [
+    "decision_id",
+    "decided_at",
+    "agent",
+    "thread_id",
+    "run_id",
+    "interrupt_id",
+    "reason",
+    "tool_call_id",
+    "tool_name",
+    "item_id",
+    "item_status",
+    "user",
+    "status",
+    "approved",
+    "edited",
+    "payload",
+    "comment",
+    "final",
+    "counts",
+]
 
 
 EVENT_FIELDS = {
@@ -178,8 +205,9 @@ def _batches(queryset: QuerySet, fields: dict[str, str], *, after: int, size: in
     return [dict(zip(fields, row, strict=True)) for row in rows]
 
 
-def iter_rows(queryset: QuerySet, fields: dict[str, str], make_row: Callable[[dict], dict],
-              *, size: int | None = None) -> Iterator[list[dict[str, Any]]]:  # fmt: skip
+def iter_rows(
+    queryset: QuerySet, fields: dict[str, str], make_row: Callable[[dict], dict], *, size: int | None = None
+) -> Iterator[list[dict[str, Any]]]:
     """Batches of export rows, oldest first, one short query each."""
     size = size or BATCH_SIZE
     after = 0
@@ -191,8 +219,9 @@ def iter_rows(queryset: QuerySet, fields: dict[str, str], make_row: Callable[[di
         yield [make_row(values) for values in batch]
 
 
-async def aiter_rows(queryset: QuerySet, fields: dict[str, str], make_row: Callable[[dict], dict],
-                     *, size: int | None = None) -> AsyncIterator[list[dict[str, Any]]]:  # fmt: skip
+async def aiter_rows(
+    queryset: QuerySet, fields: dict[str, str], make_row: Callable[[dict], dict], *, size: int | None = None
+) -> AsyncIterator[list[dict[str, Any]]]:
     size = size or BATCH_SIZE
     after = 0
     fetch = sync_to_async(_batches)

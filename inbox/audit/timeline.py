@@ -21,8 +21,16 @@ class Entry:
     extra: dict = field(default_factory=dict)
 
 
-KIND_ORDER = {"run": 0, "result": 1, "interrupt": 2, "comment": 3, "decision": 4, "expired": 5, "resume": 6,
-              "attempt": 7}  # fmt: skip
+KIND_ORDER = {
+    "run": 0,
+    "result": 1,
+    "interrupt": 2,
+    "comment": 3,
+    "decision": 4,
+    "expired": 5,
+    "resume": 6,
+    "attempt": 7,
+}
 
 
 OUTCOME_TONE = {"success": "ok", "interrupt": "warn", "error": "bad", "cancelled": "bad"}
@@ -33,21 +41,52 @@ def thread_timeline(thread: Thread) -> list[Entry]:
     runs = list(thread.runs.order_by("created_at", "id"))
     for run in runs:
         label = {"ingest": "posted by the agent", "resume": "resumed by the inbox", "started": "started from the inbox"}
-        entries.append(Entry(run.created_at, "run", f"Run {run.run_id}", who=label.get(run.source, run.source),
-                             detail=run.error_message, tone=OUTCOME_TONE.get(run.outcome, ""),
-                             extra={"outcome": run.get_outcome_display(), "run": run}))  # fmt: skip
+        entries.append(
+            Entry(
+                run.created_at,
+                "run",
+                f"Run {run.run_id}",
+                who=label.get(run.source, run.source),
+                detail=run.error_message,
+                tone=OUTCOME_TONE.get(run.outcome, ""),
+                extra={"outcome": run.get_outcome_display(), "run": run},
+            )
+        )
         for result in run.tool_results or []:
-            entries.append(Entry(run.created_at, "result", f"Tool result for {result.get('toolCallId', '')}",
-                                 detail=_show(result.get("content")), tone="ok",
-                                 extra={"toolCallId": result.get("toolCallId", "")}))  # fmt: skip
+            entries.append(
+                Entry(
+                    run.created_at,
+                    "result",
+                    f"Tool result for {result.get('toolCallId', '')}",
+                    detail=_show(result.get("content")),
+                    tone="ok",
+                    extra={"toolCallId": result.get("toolCallId", "")},
+                )
+            )
     items = list(thread.items.select_related("run").order_by("created_at", "position"))
     for item in items:
-        entries.append(Entry(item.created_at, "interrupt", f"Interrupt {item.interrupt_id}", detail=item.message,
-                             who=item.reason, url=item.get_absolute_url(), tone="warn",
-                             extra={"item": item, "tool": item.tool_name}))  # fmt: skip
+        entries.append(
+            Entry(
+                item.created_at,
+                "interrupt",
+                f"Interrupt {item.interrupt_id}",
+                detail=item.message,
+                who=item.reason,
+                url=item.get_absolute_url(),
+                tone="warn",
+                extra={"item": item, "tool": item.tool_name},
+            )
+        )
         if item.status == InboxItem.Status.EXPIRED and item.decided_at:
-            entries.append(Entry(item.decided_at, "expired", f"Interrupt {item.interrupt_id} expired",
-                                 detail=item.status_note, tone="bad"))  # fmt: skip
+            entries.append(
+                Entry(
+                    item.decided_at,
+                    "expired",
+                    f"Interrupt {item.interrupt_id} expired",
+                    detail=item.status_note,
+                    tone="bad",
+                )
+            )
     decisions = Decision.objects.filter(item__thread=thread).select_related("user", "item").order_by("created_at")
     for decision in decisions:
         denial = isinstance(decision.payload, dict) and decision.payload.get("approved") is False
@@ -58,22 +97,47 @@ def thread_timeline(thread: Thread) -> list[Entry]:
         else:
             verb, tone = "approved" if decision.item.reason in ("tool_call", "confirmation") else "answered", "ok"
         edited = isinstance(decision.payload, dict) and "editedArgs" in decision.payload
-        entries.append(Entry(decision.created_at, "decision",
-                             f"{decision.user.get_username()} {verb} {decision.item.interrupt_id}"
-                             + (" with edits" if edited else ""),
-                             detail=decision.comment, who=decision.user.get_username(), tone=tone,
-                             extra={"payload": _show(decision.payload) if decision.payload is not None else "",
-                                    "final": decision.final}))  # fmt: skip
+        entries.append(
+            Entry(
+                decision.created_at,
+                "decision",
+                f"{decision.user.get_username()} {verb} {decision.item.interrupt_id}"
+                + (" with edits" if edited else ""),
+                detail=decision.comment,
+                who=decision.user.get_username(),
+                tone=tone,
+                extra={
+                    "payload": _show(decision.payload) if decision.payload is not None else "",
+                    "final": decision.final,
+                },
+            )
+        )
     for resume in Resume.objects.filter(thread=thread).select_related("run"):
         tone = {"delivered": "ok", "failed": "bad", "expired": "bad"}.get(resume.state, "warn")
-        entries.append(Entry(resume.created_at, "resume", f"Resume {resume.next_run_id} of run {resume.run.run_id}",
-                             detail=resume.last_error, who=resume.get_state_display(), tone=tone,
-                             extra={"attempts": resume.attempts}))  # fmt: skip
+        entries.append(
+            Entry(
+                resume.created_at,
+                "resume",
+                f"Resume {resume.next_run_id} of run {resume.run.run_id}",
+                detail=resume.last_error,
+                who=resume.get_state_display(),
+                tone=tone,
+                extra={"attempts": resume.attempts},
+            )
+        )
     attempts = AuditEvent.objects.filter(thread=thread, object_type="resume").exclude(verb="resume.created")
     for event in attempts.order_by("created_at", "id"):
         bad = any(word in event.verb for word in ("fail", "error", "expired"))
         detail = event.data.get("error") or event.data.get("detail") or "" if isinstance(event.data, dict) else ""
-        entries.append(Entry(event.created_at, "attempt", event.verb.replace("resume.", "Resume ").replace("_", " "),
-                             detail=str(detail), who=event.actor_label, tone="bad" if bad else ""))  # fmt: skip
+        entries.append(
+            Entry(
+                event.created_at,
+                "attempt",
+                event.verb.replace("resume.", "Resume ").replace("_", " "),
+                detail=str(detail),
+                who=event.actor_label,
+                tone="bad" if bad else "",
+            )
+        )
     entries.sort(key=lambda entry: (entry.at, KIND_ORDER.get(entry.kind, 9)))
     return entries

@@ -138,8 +138,14 @@ def build_trail(item: InboxItem) -> Trail:
     resume = _resume_of(item.run)
     sent = None
     if resume is not None:
-        sent = next((entry for entry in (resume.input or {}).get("resume", [])
-                     if entry.get("interruptId") == item.interrupt_id), None)  # fmt: skip
+        sent = next(
+            (
+                entry
+                for entry in (resume.input or {}).get("resume", [])
+                if entry.get("interruptId") == item.interrupt_id
+            ),
+            None,
+        )
     return Trail(
         item=item,
         proposal=proposal,

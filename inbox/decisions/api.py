@@ -79,7 +79,7 @@ class ItemDecisionApi(APIView):
                     "comment": "softened the wording",
                     "payload": {"approved": True, "editedArgs": {"to": "a@b.com", "subject": "Hi", "body": "Hello"}},
                 },
-            ),  # fmt: skip
+            ),
             OpenApiExample("Cancel", request_only=True, value={"status": "cancelled"}),
             OpenApiExample(
                 "Invalid payload",
@@ -90,23 +90,38 @@ class ItemDecisionApi(APIView):
                     "detail": "The answer does not match the schema at 'year': ...",
                     "errors": [{"path": "year", "message": "1999 is less than the minimum of 2000"}],
                 },
-            ),  # fmt: skip
+            ),
         ],
     )
     def post(self, request: Request, pk: int) -> Response:
         body = request.data
         if not isinstance(body, dict):
-            return Response({"error": "invalid_body", "detail": "The body must be a JSON object.", "field": "body",
-                             "errors": [{"path": "body", "message": "must be a JSON object"}]}, status=400)  # fmt: skip
+            return Response(
+                {
+                    "error": "invalid_body",
+                    "detail": "The body must be a JSON object.",
+                    "field": "body",
+                    "errors": [{"path": "body", "message": "must be a JSON object"}],
+                },
+                status=400,
+            )
         comment = body.get("comment", "")
         if comment is None:
             comment = ""
         if not isinstance(comment, str):  # its length is checked by decision_submit
-            return Response({"error": "invalid_comment", "detail": "comment must be a string.", "field": "comment",
-                             "errors": [{"path": "comment", "message": "must be a string"}]}, status=400)  # fmt: skip
+            return Response(
+                {
+                    "error": "invalid_comment",
+                    "detail": "comment must be a string.",
+                    "field": "comment",
+                    "errors": [{"path": "comment", "message": "must be a string"}],
+                },
+                status=400,
+            )
         try:
-            outcome = decision_submit(item_id=pk, user=request.user, status=body.get("status"),
-                                      payload=body.get("payload"), comment=comment)  # fmt: skip
+            outcome = decision_submit(
+                item_id=pk, user=request.user, status=body.get("status"), payload=body.get("payload"), comment=comment
+            )
         except DecisionError as error:
             data = error.as_dict()
             if error.errors:
@@ -129,13 +144,16 @@ class BulkDecisionApi(APIView):
         summary="Approve, deny or cancel many items that need no form input",
         description="Each item gets its own decision and audit event; one failure does not block the rest. "
         "The answer lists each item's result in the order given.",
-        request=inline_serializer("BulkDecisionInput", {
-            "ids": serializers.ListField(child=serializers.IntegerField()),
-            "action": serializers.ChoiceField(choices=list(BULK_ACTIONS)),
-            "comment": serializers.CharField(required=False, max_length=MAX_DECISION_COMMENT),
-        }),
+        request=inline_serializer(
+            "BulkDecisionInput",
+            {
+                "ids": serializers.ListField(child=serializers.IntegerField()),
+                "action": serializers.ChoiceField(choices=list(BULK_ACTIONS)),
+                "comment": serializers.CharField(required=False, max_length=MAX_DECISION_COMMENT),
+            },
+        ),
         responses={200: OpenApiResponse(description='{"results": [{"id", "ok", "status"|"error", "detail"}]}')},
-    )  # fmt: skip
+    )
     def post(self, request: Request) -> Response:
         data = request.data if isinstance(request.data, dict) else {}
         ids = data.get("ids")
@@ -150,5 +168,10 @@ class BulkDecisionApi(APIView):
             results = decision_bulk(item_ids=ids, user=request.user, action=data.get("action"), comment=comment)
         except DecisionError as error:
             return error_response(error)
-        return Response({"results": results, "decided": sum(1 for r in results if r["ok"]),
-                         "failed": sum(1 for r in results if not r["ok"])})  # fmt: skip
+        return Response(
+            {
+                "results": results,
+                "decided": sum(1 for r in results if r["ok"]),
+                "failed": sum(1 for r in results if not r["ok"]),
+            }
+        )

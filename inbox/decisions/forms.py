@@ -29,10 +29,27 @@ MAX_COMMENT = MAX_DECISION_COMMENT
 
 # Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.
 _UNRENDERABLE = {
-    "$ref", "$defs", "definitions", "$dynamicRef", "patternProperties", "if", "then", "else", "not",
-    "dependentSchemas", "dependentRequired", "dependencies", "prefixItems", "unevaluatedProperties",
-    "unevaluatedItems", "allOf", "oneOf", "anyOf", "const", "contains",
-}  # fmt: skip
+    "$ref",
+    "$defs",
+    "definitions",
+    "$dynamicRef",
+    "patternProperties",
+    "if",
+    "then",
+    "else",
+    "not",
+    "dependentSchemas",
+    "dependentRequired",
+    "dependencies",
+    "prefixItems",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "allOf",
+    "oneOf",
+    "anyOf",
+    "const",
+    "contains",
+}
 
 
 _RENDERABLE_TYPES = {"string", "number", "integer", "boolean", "object", "array"}

@@ -37,8 +37,12 @@ BOOLEAN_APPROVAL_SCHEMA: dict = {
 
 def check_comment_length(text: str, *, limit: int, path: str) -> None:
     if len(text) > limit:
-        raise DecisionError(400, "invalid_comment", f"A comment is at most {limit} characters ({len(text)} given).",
-                            [{"path": path, "message": f"must be at most {limit} characters"}])  # fmt: skip
+        raise DecisionError(
+            400,
+            "invalid_comment",
+            f"A comment is at most {limit} characters ({len(text)} given).",
+            [{"path": path, "message": f"must be at most {limit} characters"}],
+        )
 
 
 class DecisionError(Exception):
@@ -82,8 +86,10 @@ def _error_path(error: jsonschema.ValidationError) -> str:
     path = list(error.absolute_path)
     # A missing required property is reported on its parent; point at the property itself.
     if error.validator == "required" and isinstance(error.validator_value, list):
-        missing = next((name for name in error.validator_value if isinstance(error.instance, dict)
-                        and name not in error.instance), None)  # fmt: skip
+        missing = next(
+            (name for name in error.validator_value if isinstance(error.instance, dict) and name not in error.instance),
+            None,
+        )
         if missing is not None:
             path.append(missing)
     return ".".join(str(part) for part in path)
@@ -124,11 +130,19 @@ def _is_requester(user, requester: str) -> bool:
 
 def check_status(status: Any, payload: Any) -> None:
     if status not in (Decision.Status.RESOLVED, Decision.Status.CANCELLED):
-        raise DecisionError(400, "invalid_status", "status must be 'resolved' or 'cancelled'.",
-                            [{"path": "status", "message": f"{status!r} is not one of 'resolved', 'cancelled'"}])  # fmt: skip
+        raise DecisionError(
+            400,
+            "invalid_status",
+            "status must be 'resolved' or 'cancelled'.",
+            [{"path": "status", "message": f"{status!r} is not one of 'resolved', 'cancelled'"}],
+        )
     if status == Decision.Status.CANCELLED and payload is not None:
-        raise DecisionError(400, "invalid_payload", "A cancelled decision carries no payload.",
-                            [{"path": "payload", "message": "must be omitted when status is 'cancelled'"}])  # fmt: skip
+        raise DecisionError(
+            400,
+            "invalid_payload",
+            "A cancelled decision carries no payload.",
+            [{"path": "payload", "message": "must be omitted when status is 'cancelled'"}],
+        )
 
 
 def check_open(item: InboxItem) -> None:
@@ -155,8 +169,12 @@ def check_claim(item: InboxItem, user) -> bool:
         return False
     if user.is_staff:
         return True
-    raise DecisionError(403, "claimed", f"{item.claimed_by.get_username()} holds this item; only they decide it.",
-                        claimedBy=item.claimed_by.get_username())  # fmt: skip
+    raise DecisionError(
+        403,
+        "claimed",
+        f"{item.claimed_by.get_username()} holds this item; only they decide it.",
+        claimedBy=item.claimed_by.get_username(),
+    )
 
 
 def check_not_requester(item: InboxItem, user, status: str, payload: Any) -> None:
@@ -201,14 +219,24 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
                 if errors:
                     first = errors[0]
                     where = f" at '{first['path']}'" if first["path"] else ""
-                    raise DecisionError(400, "invalid_payload", f"The answer does not match the schema{where}: "
-                                        f"{first['message']}", errors)  # fmt: skip
-            outcome = _apply(item=item, user=user, status=status, payload=payload, comment=comment, now=now,
-                             overrode=overrode)  # fmt: skip
+                    raise DecisionError(
+                        400,
+                        "invalid_payload",
+                        f"The answer does not match the schema{where}: {first['message']}",
+                        errors,
+                    )
+            outcome = _apply(
+                item=item, user=user, status=status, payload=payload, comment=comment, now=now, overrode=overrode
+            )
     if expired_now:
         if lapsed_sibling:
-            raise DecisionError(409, "expired", "Another interrupt of this run is past its expiresAt, so the run "
-                                "can no longer be resumed; this item was closed as expired.", state="expired")  # fmt: skip
+            raise DecisionError(
+                409,
+                "expired",
+                "Another interrupt of this run is past its expiresAt, so the run "
+                "can no longer be resumed; this item was closed as expired.",
+                state="expired",
+            )
         raise DecisionError(409, "expired", f"This item expired at {item.expires_at.isoformat()}.", state="expired")
     return outcome
 
@@ -232,18 +260,33 @@ def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, no
             item.decisions.filter(counts=True).update(counts=False)
             same = []
         if any(vote.user_id == user.pk for vote in same):
-            raise DecisionError(409, "already_approved", "You already approved this answer; another approver must.",
-                                approvals=len(same), required=required)  # fmt: skip
+            raise DecisionError(
+                409,
+                "already_approved",
+                "You already approved this answer; another approver must.",
+                approvals=len(same),
+                required=required,
+            )
         approvals = len({vote.user_id for vote in same}) + 1
     else:
         approvals = required
     decision = Decision.objects.create(
-        item=item, user=user, status=status, payload=payload if status == Decision.Status.RESOLVED else None,
-        comment=comment, final=approvals >= required, created_at=now,
-    )  # fmt: skip
+        item=item,
+        user=user,
+        status=status,
+        payload=payload if status == Decision.Status.RESOLVED else None,
+        comment=comment,
+        final=approvals >= required,
+        created_at=now,
+    )
     actor = Actor.for_user(user)
-    data = {"status": status, "payload": decision.payload, "comment": comment, "approvals": approvals,
-            "required": required}  # fmt: skip
+    data = {
+        "status": status,
+        "payload": decision.payload,
+        "comment": comment,
+        "approvals": approvals,
+        "required": required,
+    }
     if overrode:
         data["overrodeClaimOf"] = item.claimed_by.get_username()
     if approvals < required:
@@ -251,9 +294,14 @@ def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, no
         live.publish_on_commit(
             live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
             "item.vote",
-            {"item": item.pk, "run": item.run_id, "approvals": approvals, "required": required,
-             "by": user.get_username()},
-        )  # fmt: skip
+            {
+                "item": item.pk,
+                "run": item.run_id,
+                "approvals": approvals,
+                "required": required,
+                "by": user.get_username(),
+            },
+        )
         return DecisionOutcome(item=item, decision=decision, closed=False, approvals=approvals, required=required)
 
     item.status = status
@@ -266,17 +314,25 @@ def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, no
     live.publish_on_commit(
         live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
         "item.decided",
-        {"item": item.pk, "run": item.run_id, "status": status, "decidedBy": user.get_username(),
-         "decidedAt": now.isoformat()},
-    )  # fmt: skip
+        {
+            "item": item.pk,
+            "run": item.run_id,
+            "status": status,
+            "decidedBy": user.get_username(),
+            "decidedAt": now.isoformat(),
+        },
+    )
     from inbox.resumes.services import resume_create_if_complete
 
     resume_create_if_complete(run=item.run)
     return DecisionOutcome(item=item, decision=decision, closed=True, approvals=approvals, required=required)
 
 
-BULK_ACTIONS = {"approve": ("resolved", {"approved": True}), "deny": ("resolved", {"approved": False}),
-                "cancel": ("cancelled", None)}  # fmt: skip
+BULK_ACTIONS = {
+    "approve": ("resolved", {"approved": True}),
+    "deny": ("resolved", {"approved": False}),
+    "cancel": ("cancelled", None),
+}
 
 
 def needs_form_input(item: InboxItem) -> bool:
@@ -294,8 +350,12 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
     """Decide many items, each in its own transaction with its own decision and audit event; one failure
     does not block the rest. Returns one result per id, in order."""
     if action not in BULK_ACTIONS:
-        raise DecisionError(400, "invalid_action", f"action must be one of {', '.join(BULK_ACTIONS)}.",
-                            [{"path": "action", "message": f"{action!r} is not a bulk action"}])  # fmt: skip
+        raise DecisionError(
+            400,
+            "invalid_action",
+            f"action must be one of {', '.join(BULK_ACTIONS)}.",
+            [{"path": "action", "message": f"{action!r} is not a bulk action"}],
+        )
     check_comment_length((comment or "").strip(), limit=MAX_DECISION_COMMENT, path="comment")
     status, payload = BULK_ACTIONS[action]
     results = []
@@ -306,8 +366,14 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
             results.append({"id": item_id, "ok": False, "error": "not_found", "detail": "No such item."})
             continue
         if action != "cancel" and needs_form_input(item):
-            results.append({"id": item_id, "ok": False, "error": "needs_input",
-                            "detail": "This item needs an answer from its form; open it to decide."})  # fmt: skip
+            results.append(
+                {
+                    "id": item_id,
+                    "ok": False,
+                    "error": "needs_input",
+                    "detail": "This item needs an answer from its form; open it to decide.",
+                }
+            )
             continue
         try:
             outcome = decision_submit(item_id=item_id, user=user, status=status, payload=payload, comment=comment)

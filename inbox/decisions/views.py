@@ -28,8 +28,9 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
     item = _item_or_404(request, pk)
     try:
         status, payload = forms.read_decision(item, request.POST)
-        outcome = decision_submit(item_id=item.pk, user=request.user, status=status, payload=payload,
-                                  comment=forms.read_comment(request.POST))  # fmt: skip
+        outcome = decision_submit(
+            item_id=item.pk, user=request.user, status=status, payload=payload, comment=forms.read_comment(request.POST)
+        )
     except (forms.DecisionInputError, DecisionError) as error:
         item.refresh_from_db()
         return _item_page(request, item, error=error, post=request.POST, status=error.status)
@@ -51,8 +52,11 @@ def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
     items = page_selectors.run_items(run)
     try:
         comment = forms.read_comment(request.POST)
-        choices = [(item, forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", "")))
-                   for item in items if item.is_open]  # fmt: skip
+        choices = [
+            (item, forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", "")))
+            for item in items
+            if item.is_open
+        ]
         chosen = [(item, choice) for item, choice in choices if choice is not None]
         if not chosen:
             raise forms.DecisionInputError("Choose a decision for at least one interrupt.")
@@ -73,9 +77,15 @@ def _submit_for_run(item: InboxItem, user, status: str, payload: Any, comment: s
         raise
 
 
-_FAILURE_WORDS = {"needs_input": "needs its form", "not_found": "not found", "not_open": "no longer open",
-                  "expired": "expired", "claimed": "held by someone else", "self_approval": "you asked for it",
-                  "already_approved": "you already approved it"}  # fmt: skip
+_FAILURE_WORDS = {
+    "needs_input": "needs its form",
+    "not_found": "not found",
+    "not_open": "no longer open",
+    "expired": "expired",
+    "claimed": "held by someone else",
+    "self_approval": "you asked for it",
+    "already_approved": "you already approved it",
+}
 
 
 def _list_url(post: QueryDict) -> str:

@@ -68,7 +68,7 @@ def reminders_send(*, now: datetime | None = None) -> int:
                         "expiresAt": item.expires_at.isoformat(),
                         "message": f"{_title(item)} expires in {_minutes(item.expires_at - now)}.",
                     },
-                )  # fmt: skip
+                )
                 for item in items
             ]
         )

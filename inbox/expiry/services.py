@@ -104,9 +104,20 @@ def _audit_insert_sql(*, source: str, note: str, actor: Actor, now: datetime) ->
     quote = connection.ops.quote_name
     columns = ", ".join(
         quote(audit.get_field(name).column)
-        for name in ("actor_type", "actor_user", "actor_agent", "actor_label", "verb", "object_type", "object_id",
-                     "agent", "thread", "data", "created_at")
-    )  # fmt: skip
+        for name in (
+            "actor_type",
+            "actor_user",
+            "actor_agent",
+            "actor_label",
+            "verb",
+            "object_type",
+            "object_id",
+            "agent",
+            "thread",
+            "data",
+            "created_at",
+        )
+    )
     data = "CAST(%s AS jsonb)" if connection.vendor == "postgresql" else "%s"
     sql = (
         f"INSERT INTO {quote(audit.db_table)} ({columns}) "
@@ -143,8 +154,10 @@ def _publish_expired(rows: list[Row], *, note: str) -> None:
     by_agent: dict[int, int] = {}
     for _pk, agent_id, *_rest in rows:
         by_agent[agent_id] = by_agent.get(agent_id, 0) + 1
-    messages = [([f"inbox.agent.{agent_id}"], "items.expired", {"count": count, "note": note})
-                for agent_id, count in by_agent.items()]  # fmt: skip
+    messages = [
+        ([f"inbox.agent.{agent_id}"], "items.expired", {"count": count, "note": note})
+        for agent_id, count in by_agent.items()
+    ]
     messages.append((["inbox.staff"], "items.expired", {"count": len(rows), "note": note}))
     live.publish_many_on_commit(messages)
 

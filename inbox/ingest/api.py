@@ -144,10 +144,14 @@ class RunIngestApi(APIView):
         agent: Agent = request.auth
         limit = settings.INBOX_INGEST_MAX_BYTES
         too_big = Response(
-            {"error": "body_too_large", "field": "body", "rule": "max_bytes",
-             "detail": f"The body is larger than the {limit}-byte limit."},
+            {
+                "error": "body_too_large",
+                "field": "body",
+                "rule": "max_bytes",
+                "detail": f"The body is larger than the {limit}-byte limit.",
+            },
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        )  # fmt: skip
+        )
         try:
             declared = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
@@ -202,10 +206,10 @@ class RunStartApi(APIView):
             404: OpenApiResponse(ERROR_SCHEMA, description="No such agent, or you cannot see it."),
             409: OpenApiResponse(
                 ERROR_SCHEMA, description="The thread has open interrupts, or the agent has no endpoint or is disabled."
-            ),  # fmt: skip
+            ),
             502: OpenApiResponse(
                 ERROR_SCHEMA, description="The agent is unreachable or answered something that is not one AG-UI run."
-            ),  # fmt: skip
+            ),
         },
         examples=[OpenApiExample("Demo agent", request_only=True, value={"message": "parallel"})],
     )
@@ -214,8 +218,12 @@ class RunStartApi(APIView):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            started = run_start(agent=agent, user=request.user, message=body.validated_data["message"],
-                                thread_id=body.validated_data.get("threadId"))  # fmt: skip
+            started = run_start(
+                agent=agent,
+                user=request.user,
+                message=body.validated_data["message"],
+                thread_id=body.validated_data.get("threadId"),
+            )
         except RunStartError as error:
             return Response(error.as_dict(), status=error.status)
         data = RunSerializer(started.run, context={"request": request}).data

@@ -58,7 +58,7 @@ def build_start_input(*, agent: Agent, thread_id: str, message: str) -> dict[str
             "tools": [],
             "context": [],
             "forwardedProps": {},
-        }  # fmt: skip
+        }
     )
     run_input.messages.append(user_message)
     return run_input.model_dump(mode="json", by_alias=True)
@@ -73,10 +73,13 @@ def check_thread_idle(*, agent: Agent, thread_id: str) -> None:
     open_items = list(thread.items.filter(status=InboxItem.Status.OPEN).values("pk", "interrupt_id", "run__run_id"))
     if open_items:
         raise RunStartError(
-            409, "thread_has_open_interrupts",
+            409,
+            "thread_has_open_interrupts",
             f"Thread {thread_id!r} has {len(open_items)} open interrupt(s); decide them before starting a new run.",
-            openItems=[{"id": i["pk"], "interruptId": i["interrupt_id"], "runId": i["run__run_id"]} for i in open_items],
-        )  # fmt: skip
+            openItems=[
+                {"id": i["pk"], "interruptId": i["interrupt_id"], "runId": i["run__run_id"]} for i in open_items
+            ],
+        )
 
 
 def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> StartedRun:
@@ -95,8 +98,12 @@ def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = 
     try:
         record = read_run(raw_events, "events", allow_error=True)
     except IngestError as error:
-        raise RunStartError(502, "agent_bad_reply", f"The agent's reply breaks the AG-UI contract: {error.message}",
-                            field=error.errors[0].field if error.errors else "") from None  # fmt: skip
+        raise RunStartError(
+            502,
+            "agent_bad_reply",
+            f"The agent's reply breaks the AG-UI contract: {error.message}",
+            field=error.errors[0].field if error.errors else "",
+        ) from None
     record.thread_id = record.thread_id or thread_id
     record.run_id = record.run_id or run_input["runId"]
     if record.thread_id != thread_id:
@@ -104,8 +111,9 @@ def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = 
             502, "agent_bad_reply", f"The agent answered on thread {record.thread_id!r}, not {thread_id!r}."
         )
     try:
-        result = run_ingest(agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user),
-                            run_input=run_input)  # fmt: skip
+        result = run_ingest(
+            agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user), run_input=run_input
+        )
     except IngestError as error:
         raise RunStartError(error.status, error.code, error.message, **error.extra) from None
     return StartedRun(run=result.run, created=result.created)

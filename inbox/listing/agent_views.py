@@ -36,8 +36,9 @@ def agent_detail(request: HttpRequest, slug: str) -> HttpResponse:
             error = RunStartError(400, "invalid", "Write a message for the agent.")
         else:
             try:
-                started = run_start(agent=agent, user=request.user, message=form["message"],
-                                    thread_id=form["thread_id"] or None)  # fmt: skip
+                started = run_start(
+                    agent=agent, user=request.user, message=form["message"], thread_id=form["thread_id"] or None
+                )
             except RunStartError as exc:
                 error = exc
             else:

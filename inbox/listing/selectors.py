@@ -221,8 +221,10 @@ def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
     decided = [item for item in items if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)]
     run_input = build_resume_input(run=run, items=decided, next_run_id="(a fresh runId, fixed when it is sent)")
     by_id = {entry["interruptId"]: entry for entry in run_input.get("resume") or []}
-    entries = [{"pk": item.pk, "interruptId": item.interrupt_id, "status": item.status,
-                "entry": by_id.get(item.interrupt_id)} for item in items]  # fmt: skip
+    entries = [
+        {"pk": item.pk, "interruptId": item.interrupt_id, "status": item.status, "entry": by_id.get(item.interrupt_id)}
+        for item in items
+    ]
     return {"input": run_input, "entries": entries}
 
 

@@ -23,11 +23,32 @@ class ItemSerializer(serializers.ModelSerializer):
     class Meta:
         model = InboxItem
         fields = [
-            "id", "interruptId", "status", "status_note", "reason", "message", "toolCallId", "tool_call",
-            "responseSchema", "expiresAt", "expires_at_defaulted", "metadata", "agent", "threadId", "runId", "run",
-            "position", "url", "response_payload", "decidedBy", "decided_at", "decision_comment", "claimedBy",
-            "tool_result", "created_at",
-        ]  # fmt: skip
+            "id",
+            "interruptId",
+            "status",
+            "status_note",
+            "reason",
+            "message",
+            "toolCallId",
+            "tool_call",
+            "responseSchema",
+            "expiresAt",
+            "expires_at_defaulted",
+            "metadata",
+            "agent",
+            "threadId",
+            "runId",
+            "run",
+            "position",
+            "url",
+            "response_payload",
+            "decidedBy",
+            "decided_at",
+            "decision_comment",
+            "claimedBy",
+            "tool_result",
+            "created_at",
+        ]
 
     def get_url(self, item: InboxItem) -> str:
         request = self.context.get("request")
@@ -92,9 +113,18 @@ class ResumeSerializer(serializers.ModelSerializer):
         run = resume.resumed_run
         if run is None:
             return None
-        return {"id": run.pk, "runId": run.run_id, "outcome": run.outcome, "outcome_omitted": run.outcome_omitted,
-                "result": run.result, "error_message": run.error_message, "tool_calls": run.tool_calls,
-                "tool_results": run.tool_results, "events": run.events, "url": run.get_absolute_url()}  # fmt: skip
+        return {
+            "id": run.pk,
+            "runId": run.run_id,
+            "outcome": run.outcome,
+            "outcome_omitted": run.outcome_omitted,
+            "result": run.result,
+            "error_message": run.error_message,
+            "tool_calls": run.tool_calls,
+            "tool_results": run.tool_results,
+            "events": run.events,
+            "url": run.get_absolute_url(),
+        }
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -138,9 +168,16 @@ class RunDetailSerializer(RunSerializer):
 
     class Meta(RunSerializer.Meta):
         fields = RunSerializer.Meta.fields + [
-            "parent_run_id", "state_snapshot", "messages_snapshot", "tool_calls", "tool_results", "events", "input",
-            "resume", "resumedBy",
-        ]  # fmt: skip
+            "parent_run_id",
+            "state_snapshot",
+            "messages_snapshot",
+            "tool_calls",
+            "tool_results",
+            "events",
+            "input",
+            "resume",
+            "resumedBy",
+        ]
 
     def get_items(self, run: Run) -> list[dict]:
         items = sorted(run.items.all(), key=lambda item: item.position)

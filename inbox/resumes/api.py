@@ -32,7 +32,7 @@ class ResumeRetryApi(APIView):
                         "detail": serializers.CharField(),
                         "state": serializers.CharField(),
                     },
-                ),  # fmt: skip
+                ),
                 description="The resume is not in the failed state.",
             ),
         },
@@ -44,6 +44,7 @@ class ResumeRetryApi(APIView):
             resume = resume_retry(resume=resume, user=request.user)
         except ResumeRetryRefused as refused:
             resume.refresh_from_db()
-            return Response({"error": "not_failed", "detail": str(refused), "state": resume.state},
-                            status=status.HTTP_409_CONFLICT)  # fmt: skip
+            return Response(
+                {"error": "not_failed", "detail": str(refused), "state": resume.state}, status=status.HTTP_409_CONFLICT
+            )
         return Response(ResumeSerializer(resume).data, status=status.HTTP_202_ACCEPTED)

@@ -230,16 +230,24 @@ def _schedule_retry(resume: Resume, message: str) -> str:
         if row.attempts >= settings.INBOX_RESUME_MAX_ATTEMPTS:
             row.state, row.last_error, row.next_attempt_at = Resume.State.FAILED, message, None
             row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-            audit(actor=SYSTEM, verb="resume.failed", obj=row,
-                  data={"error": message, "attempts": row.attempts, "gaveUp": True})  # fmt: skip
+            audit(
+                actor=SYSTEM,
+                verb="resume.failed",
+                obj=row,
+                data={"error": message, "attempts": row.attempts, "gaveUp": True},
+            )
             _push_state(row)
             return "failed"
         delay = backoff_seconds(row.attempts)
         row.state, row.last_error = Resume.State.PENDING, message
         row.next_attempt_at = timezone.now() + timedelta(seconds=delay)
         row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-        audit(actor=SYSTEM, verb="resume.retry_scheduled", obj=row,
-              data={"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)})  # fmt: skip
+        audit(
+            actor=SYSTEM,
+            verb="resume.retry_scheduled",
+            obj=row,
+            data={"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)},
+        )
         _push_state(row)
         _queue_dispatch(row.pk, countdown=delay)
     return "retry scheduled"
@@ -269,11 +277,13 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
         if row is None:
             return "superseded"
         # A failed earlier attempt may have stored a RUN_ERROR run under the same runId: this reply replaces it.
-        Run.objects.filter(thread=row.thread, run_id=record.run_id, source=Run.Source.RESUME,
-                           outcome=Run.Outcome.ERROR).delete()  # fmt: skip
+        Run.objects.filter(
+            thread=row.thread, run_id=record.run_id, source=Run.Source.RESUME, outcome=Run.Outcome.ERROR
+        ).delete()
         try:
-            result = run_ingest(agent=row.agent, record=record, source=Run.Source.RESUME, actor=SYSTEM,
-                                run_input=row.input)  # fmt: skip
+            result = run_ingest(
+                agent=row.agent, record=record, source=Run.Source.RESUME, actor=SYSTEM, run_input=row.input
+            )
         except IngestError as error:
             row.state, row.last_error, row.next_attempt_at = (
                 Resume.State.FAILED,
@@ -313,8 +323,12 @@ def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -
         item.tool_result = {"content": result["content"], "messageId": result["messageId"], "runId": resumed.run_id}
         item.tool_result_at = now
         item.save(update_fields=["tool_result", "tool_result_at"])
-        audit(actor=SYSTEM, verb="item.tool_result", obj=item,
-              data={"toolCallId": item.tool_call_id, "runId": resumed.run_id})  # fmt: skip
+        audit(
+            actor=SYSTEM,
+            verb="item.tool_result",
+            obj=item,
+            data={"toolCallId": item.tool_call_id, "runId": resumed.run_id},
+        )
         live.publish_on_commit(
             live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk),
             "item.tool_result",

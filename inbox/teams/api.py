@@ -24,16 +24,29 @@ def error_response(error: DecisionError) -> Response:
 
 
 def field_error(field: str, message: str) -> Response:
-    return Response({"error": "invalid", "detail": f"{field}: {message}", "field": field,
-                     "errors": [{"path": field, "message": message}]}, status=400)  # fmt: skip
+    return Response(
+        {
+            "error": "invalid",
+            "detail": f"{field}: {message}",
+            "field": field,
+            "errors": [{"path": field, "message": message}],
+        },
+        status=400,
+    )
 
 
 class ItemClaimApi(APIView):
     action = "claim"
 
-    @extend_schema(summary="Claim an item (\"I'm on it\")", request=None,
-                   responses={200: ItemSerializer, 404: OpenApiResponse(description="Not visible"),
-                              409: OpenApiResponse(description="Held by someone else, or no longer open")})  # fmt: skip
+    @extend_schema(
+        summary='Claim an item ("I\'m on it")',
+        request=None,
+        responses={
+            200: ItemSerializer,
+            404: OpenApiResponse(description="Not visible"),
+            409: OpenApiResponse(description="Held by someone else, or no longer open"),
+        },
+    )
     def post(self, request: Request, pk: int) -> Response:
         try:
             item = (item_claim if self.action == "claim" else item_unclaim)(item_id=pk, user=request.user)
@@ -51,9 +64,11 @@ class ItemUnclaimApi(ItemClaimApi):
 
 
 class ItemAssignApi(APIView):
-    @extend_schema(summary="Assign an item to a teammate",
-                   request=inline_serializer("AssignInput", {"assignee": serializers.CharField()}),
-                   responses={200: ItemSerializer})  # fmt: skip
+    @extend_schema(
+        summary="Assign an item to a teammate",
+        request=inline_serializer("AssignInput", {"assignee": serializers.CharField()}),
+        responses={200: ItemSerializer},
+    )
     def post(self, request: Request, pk: int) -> Response:
         username = request.data.get("assignee") if isinstance(request.data, dict) else None
         if not isinstance(username, str) or not username.strip():
@@ -92,8 +107,11 @@ class CommentsApi(APIView):
         comments = target.comments.select_related("user")
         return Response(CommentSerializer(comments, many=True).data)
 
-    @extend_schema(summary="Add a comment", request=inline_serializer("CommentInput", {"body": serializers.CharField(max_length=MAX_DISCUSSION_COMMENT)}),
-                   responses={201: CommentSerializer})  # fmt: skip
+    @extend_schema(
+        summary="Add a comment",
+        request=inline_serializer("CommentInput", {"body": serializers.CharField(max_length=MAX_DISCUSSION_COMMENT)}),
+        responses={201: CommentSerializer},
+    )
     def post(self, request: Request, pk: int) -> Response:
         target = self._target(request, pk)
         body = request.data.get("body") if isinstance(request.data, dict) else None

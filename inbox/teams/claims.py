@@ -25,8 +25,12 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
     item.claimed_by = holder
     item.claimed_at = timezone.now() if holder else None
     item.save(update_fields=["claimed_by", "claimed_at"])
-    audit(actor=Actor.for_user(actor_user), verb=verb, obj=item,
-          data={"holder": holder.get_username() if holder else None, "previous": previous})  # fmt: skip
+    audit(
+        actor=Actor.for_user(actor_user),
+        verb=verb,
+        obj=item,
+        data={"holder": holder.get_username() if holder else None, "previous": previous},
+    )
     live.publish_on_commit(
         live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
         "item.claimed",
@@ -39,8 +43,12 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
 def item_claim(*, item_id: int, user) -> InboxItem:
     item = _locked_visible_item(item_id=item_id, user=user)
     if item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff:
-        raise DecisionError(409, "claimed", f"{item.claimed_by.get_username()} already holds this item.",
-                            claimedBy=item.claimed_by.get_username())  # fmt: skip
+        raise DecisionError(
+            409,
+            "claimed",
+            f"{item.claimed_by.get_username()} already holds this item.",
+            claimedBy=item.claimed_by.get_username(),
+        )
     return _set_claim(item=item, holder=user, actor_user=user, verb="item.claimed")
 
 
@@ -60,6 +68,10 @@ def item_assign(*, item_id: int, user, assignee) -> InboxItem:
     if item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff:
         raise DecisionError(403, "claimed", "Only the holder or staff can reassign this item.")
     if not access.visible_items(assignee).filter(pk=item_id).exists():
-        raise DecisionError(400, "invalid_assignee", f"{assignee.get_username()} cannot see this item's agent.",
-                            [{"path": "assignee", "message": "not a member of the agent's teams"}])  # fmt: skip
+        raise DecisionError(
+            400,
+            "invalid_assignee",
+            f"{assignee.get_username()} cannot see this item's agent.",
+            [{"path": "assignee", "message": "not a member of the agent's teams"}],
+        )
     return _set_claim(item=item, holder=assignee, actor_user=user, verb="item.assigned")

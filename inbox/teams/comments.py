@@ -16,18 +16,30 @@ def record_comment(*, user, body: str, item: InboxItem | None = None, run: Run |
 
     body = (body or "").strip()
     if not body:
-        raise DecisionError(400, "invalid_comment", "A comment needs some text.",
-                            [{"path": "body", "message": "must not be empty"}])  # fmt: skip
+        raise DecisionError(
+            400, "invalid_comment", "A comment needs some text.", [{"path": "body", "message": "must not be empty"}]
+        )
     check_comment_length(body, limit=MAX_DISCUSSION_COMMENT, path="body")
     with transaction.atomic():
         comment = Comment.objects.create(item=item, run=run, user=user, body=body)
         target = item or run
-        audit_record(audit_event(actor=Actor.for_user(user), verb="comment.added", obj=comment,
-                                 agent=target.agent, thread=target.thread, data={"on": f"{target._meta.model_name}:{target.pk}"}))  # fmt: skip
+        audit_record(
+            audit_event(
+                actor=Actor.for_user(user),
+                verb="comment.added",
+                obj=comment,
+                agent=target.agent,
+                thread=target.thread,
+                data={"on": f"{target._meta.model_name}:{target.pk}"},
+            )
+        )
         live.publish_on_commit(
-            live.groups_for(agent_id=target.agent_id, item_id=item.pk if item else None,
-                            run_id=run.pk if run else (item.run_id if item else None)),
+            live.groups_for(
+                agent_id=target.agent_id,
+                item_id=item.pk if item else None,
+                run_id=run.pk if run else (item.run_id if item else None),
+            ),
             "comment.added",
             {"item": item.pk if item else None, "run": run.pk if run else None, "by": user.get_username()},
-        )  # fmt: skip
+        )
     return comment

@@ -138,8 +138,12 @@ def _recipients(agent: Agent, mode: str) -> list[Any]:
 
 
 def _email(user: Any, subject: str, template: str, context: dict[str, Any]) -> EmailMultiAlternatives:
-    context = {**context, "user": user, "site_url": settings.SITE_URL,
-               "settings_url": absolute_url("/inbox/settings/notifications/")}  # fmt: skip
+    context = {
+        **context,
+        "user": user,
+        "site_url": settings.SITE_URL,
+        "settings_url": absolute_url("/inbox/settings/notifications/"),
+    }
     text = render_to_string(f"email/{template}.txt", context)
     html = render_to_string(f"email/{template}.html", context)
     message = EmailMultiAlternatives(subject, text, settings.DEFAULT_FROM_EMAIL, [user.email])
@@ -153,9 +157,11 @@ def _claim_runs(run_ids: list[int], now) -> list[int]:
     if not run_ids:
         return []
     rows = update_returning(
-        Run.objects.filter(pk__in=id_set(run_ids)), values={"notified_at": now}, guard={"notified_at": None},
+        Run.objects.filter(pk__in=id_set(run_ids)),
+        values={"notified_at": now},
+        guard={"notified_at": None},
         returning=["id"],
-    )  # fmt: skip
+    )
     return [row[0] for row in rows]
 
 
@@ -208,8 +214,13 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem]) -> int:
     messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
     sent = get_connection().send_messages(messages) or 0
     emailed = sorted(user.get_username() for user in recipients)
-    audit(actor=Actor.system("notifications"), verb="item.notified", obj=first, agent=agent,
-          data={"items": [item.pk for item in agent_items], "emailed": emailed})  # fmt: skip
+    audit(
+        actor=Actor.system("notifications"),
+        verb="item.notified",
+        obj=first,
+        agent=agent,
+        data={"items": [item.pk for item in agent_items], "emailed": emailed},
+    )
     return sent
 
 
@@ -249,8 +260,9 @@ def deliver_webhook(self, webhook_id: int, body: str) -> str:
     }
     error = ""
     try:
-        response = httpx.post(webhook.url, content=data, headers=headers, timeout=WEBHOOK_TIMEOUT,
-                              follow_redirects=False)  # fmt: skip
+        response = httpx.post(
+            webhook.url, content=data, headers=headers, timeout=WEBHOOK_TIMEOUT, follow_redirects=False
+        )
     except httpx.HTTPError as exc:
         error = f"{exc.__class__.__name__}: {exc}"
     else:
@@ -269,8 +281,12 @@ def deliver_webhook(self, webhook_id: int, body: str) -> str:
 
 def _record_webhook_failure(webhook: TeamWebhook, error: str, *, final: bool) -> None:
     log.error("webhook %s to %s gave up: %s", webhook.pk, webhook.url, error)
-    audit(actor=Actor.system("notifications"), verb="webhook.failed", obj=webhook,
-          data={"team": webhook.team.name, "url": webhook.url, "error": error})  # fmt: skip
+    audit(
+        actor=Actor.system("notifications"),
+        verb="webhook.failed",
+        obj=webhook,
+        data={"team": webhook.team.name, "url": webhook.url, "error": error},
+    )
 
 
 @shared_task(name="inbox.notifications.send_digests")

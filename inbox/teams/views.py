@@ -55,8 +55,12 @@ def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
     assignee = get_user_model().objects.filter(username=username, is_active=True).first() if username else None
     try:
         if assignee is None:
-            raise DecisionError(400, "invalid_assignee", "Choose a teammate to assign this item to.",
-                                [{"path": "assignee", "message": "Choose a teammate."}])  # fmt: skip
+            raise DecisionError(
+                400,
+                "invalid_assignee",
+                "Choose a teammate to assign this item to.",
+                [{"path": "assignee", "message": "Choose a teammate."}],
+            )
         item = claims.item_assign(item_id=pk, user=request.user, assignee=assignee)
     except DecisionError as error:
         return _claim_refused(request, pk, error)
@@ -108,8 +112,12 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
                 with transaction.atomic():
                     prefs.email_mode = mode
                     prefs.save(update_fields=["email_mode"])
-                    audit(actor=Actor.for_user(request.user), verb="preferences.changed", obj=prefs,
-                          data={"email_mode": {"from": previous, "to": mode}})  # fmt: skip
+                    audit(
+                        actor=Actor.for_user(request.user),
+                        verb="preferences.changed",
+                        obj=prefs,
+                        data={"email_mode": {"from": previous, "to": mode}},
+                    )
             messages.success(request, "Notification preferences saved.")
             return redirect("inbox:notification_settings")
         return render(request, "audit/notifications.html", {"form": form, "prefs": prefs}, status=400)

@@ -26,8 +26,12 @@ def test_agent_create_prints_a_working_token_as_its_last_line_and_stores_only_it
     stored = AgentToken.objects.get(agent=agent)
     assert stored.token_hash == hash_token(token) and token not in stored.token_hash
     assert not AgentToken.objects.filter(token_hash=token).exists()
-    response = client.post("/api/v1/runs", data='{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}',
-                           content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token}")  # fmt: skip
+    response = client.post(
+        "/api/v1/runs",
+        data='{"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}',
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
     assert response.status_code == 201
 
 

@@ -12,8 +12,13 @@ from tests.conftest import load_events, run_async
 
 
 def demo_events(message: str, thread_id: str = "client-thread") -> list:
-    return DemoAgent().handle({"threadId": thread_id, "runId": f"run-{thread_id}",
-                               "messages": [{"id": "u1", "role": "user", "content": message}]})  # fmt: skip
+    return DemoAgent().handle(
+        {
+            "threadId": thread_id,
+            "runId": f"run-{thread_id}",
+            "messages": [{"id": "u1", "role": "user", "content": message}],
+        }
+    )
 
 
 def test_post_run_parks_the_interrupts_and_is_safe_to_repeat(live_asgi, agent):

@@ -31,8 +31,9 @@ def test_starting_a_run_ingests_its_interrupts(client, demo, demo_agent, alice):
 
 def test_a_token_authenticated_client_can_start_a_run_on_a_given_thread(client, demo, demo_agent, alice):
     token = Token.objects.create(user=alice)
-    response = post(client, "demo", {"message": "hello", "threadId": "my-thread"},
-                    HTTP_AUTHORIZATION=f"Token {token.key}")  # fmt: skip
+    response = post(
+        client, "demo", {"message": "hello", "threadId": "my-thread"}, HTTP_AUTHORIZATION=f"Token {token.key}"
+    )
     assert response.status_code == 201, response.content
     assert (response.json()["threadId"], response.json()["outcome"]) == ("my-thread", "success")
 
@@ -83,8 +84,14 @@ def test_an_agent_answering_garbage_is_a_502(client, make_agent, alice, scripted
 
 
 def test_the_agents_outbound_auth_header_is_sent(client, make_agent, alice, scripted):
-    server = scripted(Reply(sse=[{"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
-                                 {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"}]))  # fmt: skip
+    server = scripted(
+        Reply(
+            sse=[
+                {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+                {"type": "RUN_FINISHED", "threadId": "t1", "runId": "r1"},
+            ]
+        )
+    )
     make_agent("authed", endpoint=server.url, auth_header_name="X-Agent-Key", auth_header_value="s3cret")
     client.force_login(alice)
     response = post(client, "authed", {"message": "hi", "threadId": "t1"})

@@ -33,8 +33,13 @@ def round_trip(demo, demo_agent, alice):  # noqa: F811
         try:
             run = run_start(agent=demo.agent, user=alice, message="email bob@example.com").run
             item = InboxItem.objects.get(run=run)
-            decision_submit(item_id=item.pk, user=alice, status="resolved",
-                            payload={"approved": True, "editedArgs": EDITED}, comment="Bob asked for 1pm")  # fmt: skip
+            decision_submit(
+                item_id=item.pk,
+                user=alice,
+                status="resolved",
+                payload={"approved": True, "editedArgs": EDITED},
+                comment="Bob asked for 1pm",
+            )
             outcome["dispatch"] = resume_dispatch(resume_id=Resume.objects.get(run=run).pk)
             item.refresh_from_db()
             outcome["item"] = item

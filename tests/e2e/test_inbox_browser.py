@@ -44,14 +44,19 @@ def post_run(agent):
 
 def email_with_proposal() -> dict:
     args = {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
-    return {"events": [
-        {"type": "RUN_STARTED", "threadId": "thread-2", "runId": "run-10"},
-        {"type": "TOOL_CALL_START", "toolCallId": "tc-42", "toolCallName": "sendEmail"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-42", "delta": json.dumps(args)},
-        {"type": "TOOL_CALL_END", "toolCallId": "tc-42"},
-        {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m1", "role": "user", "content": "Email a@b.com, say hi"}]},
-        spec_example("approve_with_edits"),
-    ]}  # fmt: skip
+    return {
+        "events": [
+            {"type": "RUN_STARTED", "threadId": "thread-2", "runId": "run-10"},
+            {"type": "TOOL_CALL_START", "toolCallId": "tc-42", "toolCallName": "sendEmail"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-42", "delta": json.dumps(args)},
+            {"type": "TOOL_CALL_END", "toolCallId": "tc-42"},
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [{"id": "m1", "role": "user", "content": "Email a@b.com, say hi"}],
+            },
+            spec_example("approve_with_edits"),
+        ]
+    }
 
 
 def test_items_posted_through_the_api_appear_in_the_inbox(login, alice, post_run):
@@ -150,12 +155,16 @@ def test_the_parallel_example_is_decided_approve_approve_cancel_on_the_run_page(
     page.get_by_role("button", name="Submit decisions").click()
 
     expect(page.locator(".flash-success")).to_contain_text("3 decisions recorded")
-    for pk, status in zip(run.items.order_by("position").values_list("pk", flat=True),
-                          ["Resolved", "Resolved", "Cancelled"], strict=True):  # fmt: skip
+    for pk, status in zip(
+        run.items.order_by("position").values_list("pk", flat=True), ["Resolved", "Resolved", "Cancelled"], strict=True
+    ):
         expect(page.locator(f'.run-item [data-item-status="{pk}"]')).to_have_text(status)
     decided = {item.interrupt_id: (item.status, item.response_payload) for item in run.items.order_by("position")}
-    assert decided == {"i-1": ("resolved", {"approved": True}), "i-2": ("resolved", {"approved": True}),
-                       "i-3": ("cancelled", None)}  # fmt: skip
+    assert decided == {
+        "i-1": ("resolved", {"approved": True}),
+        "i-2": ("resolved", {"approved": True}),
+        "i-3": ("cancelled", None),
+    }
     shot(page, "run-decided")
 
 
@@ -189,10 +198,24 @@ def test_the_quarterly_filing_form_refuses_bad_answers_next_to_the_fields_then_a
 
 
 def test_an_unknown_reason_renders_and_can_be_decided(login, alice, post_run):
-    run = post_run({"type": "RUN_FINISHED", "threadId": "t-m", "runId": "r-m", "outcome": {"type": "interrupt",
-                    "interrupts": [{"id": "mig-1", "reason": "acme:db_migration",
-                                    "message": "Apply migration 0042_drop_legacy_orders?",
-                                    "metadata": {"tables": ["orders_legacy"], "lockSeconds": 12}}]}})  # fmt: skip
+    run = post_run(
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t-m",
+            "runId": "r-m",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [
+                    {
+                        "id": "mig-1",
+                        "reason": "acme:db_migration",
+                        "message": "Apply migration 0042_drop_legacy_orders?",
+                        "metadata": {"tables": ["orders_legacy"], "lockSeconds": 12},
+                    }
+                ],
+            },
+        }
+    )
     page = login(alice)
     page.goto(f"/inbox/items/{run.items.get().pk}/")
     expect(page.locator(".item-badges .badge")).to_have_text("acme:db_migration")
@@ -210,12 +233,33 @@ def test_an_unknown_reason_renders_and_can_be_decided(login, alice, post_run):
 def test_an_xss_payload_in_message_and_metadata_stays_inert(login, alice, post_run):
     script = "<script>window.__xss = 'script'</script>"
     image = "<img src=x onerror=\"window.__xss = 'img'\">"
-    run = post_run({"type": "RUN_FINISHED", "threadId": "t-x", "runId": "r-x", "outcome": {"type": "interrupt",
-                    "interrupts": [{"id": "x-1", "reason": "confirmation", "message": f"Hello {script}{image}",
-                                    "metadata": {"note": image, "more": script},
-                                    "responseSchema": {"type": "object", "title": image, "properties": {
-                                        "approved": {"type": "boolean", "title": image},
-                                        "why": {"type": "string", "title": script}}, "required": ["why"]}}]}})  # fmt: skip
+    run = post_run(
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t-x",
+            "runId": "r-x",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [
+                    {
+                        "id": "x-1",
+                        "reason": "confirmation",
+                        "message": f"Hello {script}{image}",
+                        "metadata": {"note": image, "more": script},
+                        "responseSchema": {
+                            "type": "object",
+                            "title": image,
+                            "properties": {
+                                "approved": {"type": "boolean", "title": image},
+                                "why": {"type": "string", "title": script},
+                            },
+                            "required": ["why"],
+                        },
+                    }
+                ],
+            },
+        }
+    )
     page = login(alice)
     dialogs: list[str] = []
     page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))

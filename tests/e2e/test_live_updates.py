@@ -27,11 +27,25 @@ def post_item(live_asgi, agent):
 
     def post(thread: str, run: str, *, minutes: int = 60, count: int = 1) -> Run:
         expires = (timezone.now() + timedelta(minutes=minutes)).isoformat()
-        interrupts = [{"id": f"{run}-i{n}", "reason": "confirmation", "message": f"Wire the payment {run}-{n}?",
-                       "expiresAt": expires} for n in range(1, count + 1)]  # fmt: skip
-        response = httpx.post(f"{live_asgi}/api/v1/runs", headers={"Authorization": f"Bearer {agent.token}"},
-                              json={"type": "RUN_FINISHED", "threadId": thread, "runId": run,
-                                    "outcome": {"type": "interrupt", "interrupts": interrupts}})  # fmt: skip
+        interrupts = [
+            {
+                "id": f"{run}-i{n}",
+                "reason": "confirmation",
+                "message": f"Wire the payment {run}-{n}?",
+                "expiresAt": expires,
+            }
+            for n in range(1, count + 1)
+        ]
+        response = httpx.post(
+            f"{live_asgi}/api/v1/runs",
+            headers={"Authorization": f"Bearer {agent.token}"},
+            json={
+                "type": "RUN_FINISHED",
+                "threadId": thread,
+                "runId": run,
+                "outcome": {"type": "interrupt", "interrupts": interrupts},
+            },
+        )
         assert response.status_code == 201, response.text
         return Run.objects.get(pk=response.json()["id"])
 
@@ -103,13 +117,21 @@ def test_the_run_page_follows_the_resume_and_the_resumed_runs_events(login, post
 
     # The agent answers the resume (as the dispatcher would record it): the events show up.
     resume = Resume.objects.get(run=run)
-    resumed = Run.objects.create(agent=run.agent, thread=run.thread, run_id=resume.next_run_id, source="resume",
-                                 outcome="success", events=[{"type": "RUN_STARTED"},
-                                                            {"type": "TOOL_CALL_RESULT", "content": "sent"},
-                                                            {"type": "RUN_FINISHED"}])  # fmt: skip
+    resumed = Run.objects.create(
+        agent=run.agent,
+        thread=run.thread,
+        run_id=resume.next_run_id,
+        source="resume",
+        outcome="success",
+        events=[{"type": "RUN_STARTED"}, {"type": "TOOL_CALL_RESULT", "content": "sent"}, {"type": "RUN_FINISHED"}],
+    )
     Resume.objects.filter(pk=resume.pk).update(state="delivered", resumed_run=resumed, delivered_at=timezone.now())
-    off_loop(live.send_now, live.groups_for(agent_id=run.agent_id, run_id=run.pk), "resume.state",
-                  {"run": run.pk, "resume": resume.pk, "state": "delivered", "lastError": ""})  # fmt: skip
+    off_loop(
+        live.send_now,
+        live.groups_for(agent_id=run.agent_id, run_id=run.pk),
+        "resume.state",
+        {"run": run.pk, "resume": resume.pk, "state": "delivered", "lastError": ""},
+    )
 
     expect(page.locator("#resume-state")).to_have_text("Delivered", timeout=PUSHED)
     expect(page.locator("#resumed-events")).to_contain_text("TOOL_CALL_RESULT")

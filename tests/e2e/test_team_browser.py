@@ -27,8 +27,9 @@ def post_run(agent):
         def send() -> list[int]:
             client, ids = Client(), []
             for body in bodies:
-                response = client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json",
-                                       **(as_agent or agent).auth)  # fmt: skip
+                response = client.post(
+                    "/api/v1/runs", data=json.dumps(body), content_type="application/json", **(as_agent or agent).auth
+                )
                 assert response.status_code == 201, response.content
                 ids.append(response.json()["id"])
             return ids

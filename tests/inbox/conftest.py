@@ -22,8 +22,12 @@ def interrupted(thread: str, run: str, *expires_in_minutes: float | None) -> dic
         if minutes is not None:
             interrupt["expiresAt"] = (NOW + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
         interrupts.append(interrupt)
-    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
-            "outcome": {"type": "interrupt", "interrupts": interrupts}}  # fmt: skip
+    return {
+        "type": "RUN_FINISHED",
+        "threadId": thread,
+        "runId": run,
+        "outcome": {"type": "interrupt", "interrupts": interrupts},
+    }
 
 
 def run_poster(agent, ingest) -> Callable[..., Run]:

@@ -27,13 +27,21 @@ def editor(db) -> User:
 
 def agent_form_data(agent: Agent, **changes) -> dict:
     data = {
-        "name": agent.name, "slug": agent.slug, "description": agent.description, "enabled": "on",
-        "teams": [team.pk for team in agent.teams.all()], "endpoint_url": agent.endpoint_url,
-        "auth_header_name": agent.auth_header_name, "auth_header_value": "",
-        "default_ttl": "1 00:00:00", "approvals_required": "1",
-        "tokens-TOTAL_FORMS": "0", "tokens-INITIAL_FORMS": "0", "tokens-MIN_NUM_FORMS": "0",
+        "name": agent.name,
+        "slug": agent.slug,
+        "description": agent.description,
+        "enabled": "on",
+        "teams": [team.pk for team in agent.teams.all()],
+        "endpoint_url": agent.endpoint_url,
+        "auth_header_name": agent.auth_header_name,
+        "auth_header_value": "",
+        "default_ttl": "1 00:00:00",
+        "approvals_required": "1",
+        "tokens-TOTAL_FORMS": "0",
+        "tokens-INITIAL_FORMS": "0",
+        "tokens-MIN_NUM_FORMS": "0",
         "tokens-MAX_NUM_FORMS": "1000",
-    }  # fmt: skip
+    }
     data.update(changes)
     return {key: value for key, value in data.items() if value is not None}
 
@@ -101,8 +109,9 @@ def test_revoking_a_token_from_the_admin_makes_ingest_refuse_it(staff, agent, in
 @pytest.mark.parametrize("url", ["ftp://example.com/agent", "javascript:alert(1)", "not a url", "file:///etc/passwd"])
 def test_the_endpoint_url_must_be_http_or_https(url, staff, agent, client):
     client.force_login(staff)
-    response = client.post(reverse("admin:agents_agent_change", args=[agent.agent.pk]),
-                           agent_form_data(agent.agent, endpoint_url=url))  # fmt: skip
+    response = client.post(
+        reverse("admin:agents_agent_change", args=[agent.agent.pk]), agent_form_data(agent.agent, endpoint_url=url)
+    )
     assert response.status_code == 200  # the form again, with its error
     assert "Enter a valid URL" in response.content.decode()
     agent.agent.refresh_from_db()
@@ -112,12 +121,18 @@ def test_the_endpoint_url_must_be_http_or_https(url, staff, agent, client):
 def test_a_superuser_changes_the_endpoint_and_the_secret_header_is_never_shown(staff, agent, client):
     client.force_login(staff)
     url = reverse("admin:agents_agent_change", args=[agent.agent.pk])
-    response = client.post(url, agent_form_data(agent.agent, endpoint_url="https://agents.example/run",
-                                                auth_header_value="Bearer s3cret-value"))  # fmt: skip
+    response = client.post(
+        url,
+        agent_form_data(
+            agent.agent, endpoint_url="https://agents.example/run", auth_header_value="Bearer s3cret-value"
+        ),
+    )
     assert response.status_code == 302
     agent.agent.refresh_from_db()
-    assert (agent.agent.endpoint_url, agent.agent.auth_header_value) == ("https://agents.example/run",
-                                                                         "Bearer s3cret-value")  # fmt: skip
+    assert (agent.agent.endpoint_url, agent.agent.auth_header_value) == (
+        "https://agents.example/run",
+        "Bearer s3cret-value",
+    )
     assert "s3cret-value" not in client.get(url).content.decode()
     # Saving again with the secret field blank keeps it.
     client.post(url, agent_form_data(agent.agent, endpoint_url="https://agents.example/run"))
@@ -134,8 +149,7 @@ def test_staff_who_are_not_superusers_cannot_change_the_endpoint(editor, agent, 
     url = reverse("admin:agents_agent_change", args=[agent.agent.pk])
     page = client.get(url).content.decode()
     assert 'name="endpoint_url"' not in page and "http://127.0.0.1:9/agent" in page
-    response = client.post(url, agent_form_data(agent.agent, endpoint_url="https://evil.example/steal",
-                                                 name="Renamed"))  # fmt: skip
+    response = client.post(url, agent_form_data(agent.agent, endpoint_url="https://evil.example/steal", name="Renamed"))
     assert response.status_code == 302
     agent.agent.refresh_from_db()
     assert agent.agent.name == "Renamed"

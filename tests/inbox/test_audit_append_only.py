@@ -46,8 +46,13 @@ def test_postgresql_refuses_to_update_an_audit_event(agent, ingest):
     ingest(agent, copy.deepcopy(spec_example("minimal_tool_approval")))
     event = AuditEvent.objects.get(verb="run.ingested")
     other = User.objects.create_user("other")
-    changes = [{"verb": "rewritten"}, {"data": {}}, {"actor_label": "someone else"}, {"agent": None, "verb": "x"},
-               {"actor_user": other}]  # re-pointing a reference is an update too  # fmt: skip
+    changes = [
+        {"verb": "rewritten"},
+        {"data": {}},
+        {"actor_label": "someone else"},
+        {"agent": None, "verb": "x"},
+        {"actor_user": other},
+    ]  # re-pointing a reference is an update too
     for change in changes:
         assert refused(lambda change=change: AuditEvent.objects.filter(pk=event.pk).update(**change)) == enforced
     event.refresh_from_db()

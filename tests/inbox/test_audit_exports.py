@@ -40,8 +40,11 @@ def decided(make_agent, ingest, alice, bob, dave):
     decide("i-1", bob, payload={"approved": False}, comment="wrong recipient")
     decide("i-2", bob, payload={"approved": True})
     decide("i-3", bob, status="cancelled")
-    decide("int-email-edit", dave, payload={"approved": True, "editedArgs": {"to": "a@b.com", "subject": "Hi",
-                                                                             "body": "revised"}})  # fmt: skip
+    decide(
+        "int-email-edit",
+        dave,
+        payload={"approved": True, "editedArgs": {"to": "a@b.com", "subject": "Hi", "body": "revised"}},
+    )
     return mailer, ledger
 
 
@@ -93,8 +96,15 @@ def test_exports_contain_only_the_users_teams_decisions(who, expected, decided, 
     assert {row["interrupt_id"] for row in read_json(client.get("/audit/export/decisions.json"))} == expected
     # Events too: nothing about another team's agent.
     events = read_json(client.get("/audit/export/events.json"))
-    assert {event["agent"] for event in events} <= ({"mailer"} if who == "alice" else {"ledger"} if who == "dave"
-                                                   else {"mailer", "ledger"} if who == "staff" else set())  # fmt: skip
+    assert {event["agent"] for event in events} <= (
+        {"mailer"}
+        if who == "alice"
+        else {"ledger"}
+        if who == "dave"
+        else {"mailer", "ledger"}
+        if who == "staff"
+        else set()
+    )
     if who == "carol":
         assert events == []
 
@@ -121,8 +131,11 @@ def test_export_filters_by_agent_team_actor_and_dates(decided, staff, client):
 
 def test_bad_filters_are_a_400_naming_the_field(decided, staff, client):
     client.force_login(staff)
-    for query, field in (("since=yesterday", "since"), ("since=2026-11-30&until=2026-11-01", "until"),
-                         ("team=nope", "team")):  # fmt: skip
+    for query, field in (
+        ("since=yesterday", "since"),
+        ("since=2026-11-30&until=2026-11-01", "until"),
+        ("team=nope", "team"),
+    ):
         response = client.get(f"/audit/export/decisions.csv?{query}")
         assert response.status_code == 400 and response.json()["field"] == field, query
     assert client.get("/audit/export/decisions.xml").status_code == 404

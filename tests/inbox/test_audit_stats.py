@@ -44,9 +44,15 @@ def test_the_report_counts_outcomes_approval_rate_median_and_expired_share(agent
 
 def test_the_stats_page_draws_svg_charts_and_the_per_agent_table(agent, ingest, alice, client):
     seed(agent, ingest, alice)
-    Resume.objects.create(run=InboxItem.objects.get(interrupt_id="i-1").run, thread_id=InboxItem.objects.get(
-        interrupt_id="i-1").thread_id, agent=agent.agent, next_run_id="run-x", input={}, state="failed",
-        last_error="connection refused by the agent")  # fmt: skip
+    Resume.objects.create(
+        run=InboxItem.objects.get(interrupt_id="i-1").run,
+        thread_id=InboxItem.objects.get(interrupt_id="i-1").thread_id,
+        agent=agent.agent,
+        next_run_id="run-x",
+        input={},
+        state="failed",
+        last_error="connection refused by the agent",
+    )
     client.force_login(alice)
     page = client.get("/audit/stats/").content.decode()
     assert '<svg viewBox="0 0 760 220"' in page and "2 resolved" in page  # the bar's tooltip

@@ -25,8 +25,13 @@ def round_trip(demo, demo_agent, alice):  # noqa: F811
     """Start the demo's email scenario, approve it with edits and a comment, send the resume."""
     run = run_start(agent=demo.agent, user=alice, message="email bob@example.com").run
     item = InboxItem.objects.get(run=run)
-    decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True, "editedArgs": EDITED},
-                    comment="Moved to 1pm <b>per Bob</b>")  # fmt: skip
+    decision_submit(
+        item_id=item.pk,
+        user=alice,
+        status="resolved",
+        payload={"approved": True, "editedArgs": EDITED},
+        comment="Moved to 1pm <b>per Bob</b>",
+    )
     assert resume_dispatch(resume_id=Resume.objects.get(run=run).pk) == "delivered"
     item.refresh_from_db()
     return item
@@ -38,8 +43,11 @@ def test_the_trail_shows_proposal_decision_edits_and_result(round_trip, client, 
     response = client.get(f"/audit/tool-calls/{item.tool_call_id}/")
     assert response.status_code == 200
     page = response.content.decode()
-    proposal, decision, result = page.split('id="proposal"')[1].split('id="decision"')[0], \
-        page.split('id="decision"')[1].split('id="result"')[0], page.split('id="result"')[1]  # fmt: skip
+    proposal, decision, result = (
+        page.split('id="proposal"')[1].split('id="decision"')[0],
+        page.split('id="decision"')[1].split('id="result"')[0],
+        page.split('id="result"')[1],
+    )
     assert "sendEmail" in proposal and "Are we still on for noon?" in proposal and "Lunch" in proposal
     assert "Approved" in decision and "with edits" in decision and "alice" in decision
     # The comment is shown, escaped.
@@ -119,9 +127,14 @@ def test_expired_items_show_on_the_timeline(agent, ingest, alice, client):
 
 
 def test_the_args_diff_marks_changed_added_removed_and_nested_fields():
-    lines = args_diff({"to": "a@b.com", "cc": "x@y.z", "opts": {"urgent": False}},
-                      {"to": "a@b.com", "opts": {"urgent": True}, "bcc": "boss@b.com"})  # fmt: skip
+    lines = args_diff(
+        {"to": "a@b.com", "cc": "x@y.z", "opts": {"urgent": False}},
+        {"to": "a@b.com", "opts": {"urgent": True}, "bcc": "boss@b.com"},
+    )
     assert [(line.path, line.change) for line in lines] == [
-        ("bcc", "added"), ("cc", "removed"), ("opts.urgent", "changed"), ("to", "same")
-    ]  # fmt: skip
+        ("bcc", "added"),
+        ("cc", "removed"),
+        ("opts.urgent", "changed"),
+        ("to", "same"),
+    ]
     assert lines[2].segments == [("delete", "false"), ("insert", "true")]

@@ -75,8 +75,15 @@ def orm_beside_playwright():
 
 def body(thread: str, run: str, minutes: float = 60) -> dict:
     expires = (timezone.now() + timedelta(minutes=minutes)).isoformat()
-    return {"type": "RUN_FINISHED", "threadId": thread, "runId": run, "outcome": {"type": "interrupt", "interrupts": [
-        {"id": f"{run}-i1", "reason": "confirmation", "message": "Proceed?", "expiresAt": expires}]}}  # fmt: skip
+    return {
+        "type": "RUN_FINISHED",
+        "threadId": thread,
+        "runId": run,
+        "outcome": {
+            "type": "interrupt",
+            "interrupts": [{"id": f"{run}-i1", "reason": "confirmation", "message": "Proceed?", "expiresAt": expires}],
+        },
+    }
 
 
 @pytest.fixture
@@ -240,8 +247,9 @@ def test_a_message_for_several_groups_of_one_socket_arrives_once(agent, ingest, 
         await socket.send_json_to({"subscribe": {"run": run_id}})
         await socket.receive_json_from(timeout=5)
 
-        await send(live.groups_for(agent_id=agent.agent.pk, item_id=item_id, run_id=run_id), "item.claimed",
-                   {"item": item_id})  # fmt: skip
+        await send(
+            live.groups_for(agent_id=agent.agent.pk, item_id=item_id, run_id=run_id), "item.claimed", {"item": item_id}
+        )
         await send([f"inbox.run.{run_id}"], "marker", {})
         assert (await socket.receive_json_from(timeout=5))["event"] == "item.claimed"
         assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
@@ -290,10 +298,25 @@ def test_bad_messages_get_an_error_naming_the_field(alice):
 
 def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_item(agent, ingest, alice, staff):
     for n in range(3):
-        response = ingest(agent, {"type": "RUN_FINISHED", "threadId": f"t-{n}", "runId": f"r-{n}", "outcome": {
-            "type": "interrupt", "interrupts": [{"id": f"i-{k}", "reason": "confirmation",
-                                                 "expiresAt": (timezone.now() + timedelta(minutes=5)).isoformat()}
-                                                for k in range(70)]}})  # fmt: skip
+        response = ingest(
+            agent,
+            {
+                "type": "RUN_FINISHED",
+                "threadId": f"t-{n}",
+                "runId": f"r-{n}",
+                "outcome": {
+                    "type": "interrupt",
+                    "interrupts": [
+                        {
+                            "id": f"i-{k}",
+                            "reason": "confirmation",
+                            "expiresAt": (timezone.now() + timedelta(minutes=5)).isoformat(),
+                        }
+                        for k in range(70)
+                    ],
+                },
+            },
+        )
         assert response.status_code == 201
     live.flush()  # the 210 item.created pushes are out before the sockets connect
     cookies = [session_cookie(alice), session_cookie(staff)]
@@ -305,8 +328,10 @@ def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_it
         await sync_to_async(live.send_now)([f"inbox.agent.{agent.agent.pk}", "inbox.staff"], "marker", {})
         for socket in sockets:
             message = await socket.receive_json_from(timeout=5)
-            assert message == {"event": "items.expired",
-                               "payload": {"count": 210, "note": "expiresAt passed before it was decided"}}  # fmt: skip
+            assert message == {
+                "event": "items.expired",
+                "payload": {"count": 210, "note": "expiresAt passed before it was decided"},
+            }
             assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
             await socket.disconnect()
 

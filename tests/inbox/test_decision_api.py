@@ -19,8 +19,9 @@ from tests.conftest import spec_example
 
 
 def decide(client: Client, item: InboxItem, body, **extra):
-    return client.post(f"/api/v1/items/{item.pk}/decision", data=json.dumps(body), content_type="application/json",
-                       **extra)  # fmt: skip
+    return client.post(
+        f"/api/v1/items/{item.pk}/decision", data=json.dumps(body), content_type="application/json", **extra
+    )
 
 
 def quarterly_filing(hours: int = 2) -> dict:
@@ -48,8 +49,13 @@ def test_an_approval_is_stored_with_who_when_payload_comment_and_an_audit_event(
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["item"]["status"] == "resolved"
-    assert body["decision"] == body["decision"] | {"status": "resolved", "payload": {"approved": True},
-                                                   "comment": "fine", "user": "alice", "final": True}  # fmt: skip
+    assert body["decision"] == body["decision"] | {
+        "status": "resolved",
+        "payload": {"approved": True},
+        "comment": "fine",
+        "user": "alice",
+        "final": True,
+    }
     assert body["closed"] is True
     decision = Decision.objects.get(item=email_item)
     assert (decision.user, decision.payload, decision.comment) == (alice, {"approved": True}, "fine")
@@ -124,8 +130,18 @@ def test_a_valid_form_answer_is_accepted(client, alice, filing_item):
 
 
 def test_a_confirmation_without_schema_takes_the_boolean_default(client, alice, agent, ingest):
-    ingest(agent, {"type": "RUN_FINISHED", "threadId": "t-c", "runId": "r-c", "outcome": {"type": "interrupt",
-           "interrupts": [{"id": "c-1", "reason": "confirmation", "message": "Restart?"}]}})  # fmt: skip
+    ingest(
+        agent,
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t-c",
+            "runId": "r-c",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "c-1", "reason": "confirmation", "message": "Restart?"}],
+            },
+        },
+    )
     item = InboxItem.objects.get(interrupt_id="c-1")
     client.force_login(alice)
     refused = decide(client, item, {"status": "resolved", "payload": {"approved": "yes"}})
@@ -180,8 +196,9 @@ def test_deciding_a_decided_item_is_a_409_naming_its_state_and_decision(client, 
 def test_deciding_past_expires_at_is_a_409_expired_even_before_the_sweep_ran(client, alice, filing_item):
     client.force_login(alice)
     with time_machine.travel(filing_item.expires_at + timedelta(seconds=1), tick=False):
-        response = decide(client, filing_item, {"status": "resolved",
-                                                "payload": {"quarter": "Q1", "year": 2026, "revenue": 1}})  # fmt: skip
+        response = decide(
+            client, filing_item, {"status": "resolved", "payload": {"quarter": "Q1", "year": 2026, "revenue": 1}}
+        )
     assert response.status_code == 409
     assert response.json()["error"] == "expired"
     assert not Decision.objects.exists()
@@ -220,8 +237,12 @@ def test_anonymous_requests_are_refused(client, email_item):
 
 def test_a_user_token_authenticates_a_decision(client, bob, email_item):
     token = Token.objects.create(user=bob)
-    response = decide(client, email_item, {"status": "resolved", "payload": {"approved": True}},
-                      HTTP_AUTHORIZATION=f"Token {token.key}")  # fmt: skip
+    response = decide(
+        client,
+        email_item,
+        {"status": "resolved", "payload": {"approved": True}},
+        HTTP_AUTHORIZATION=f"Token {token.key}",
+    )
     assert response.status_code == 201
     email_item.refresh_from_db()
     assert email_item.decided_by == bob
@@ -244,8 +265,12 @@ def test_the_openapi_schema_documents_the_decision_body_and_errors(client):
 def test_two_approvers_deciding_the_same_item_at_once_exactly_one_wins(make_agent, alice, bob):
     agent = make_agent("racer")
     ingest_client = Client()
-    response = ingest_client.post("/api/v1/runs", data=json.dumps(spec_example("minimal_tool_approval")),
-                                  content_type="application/json", **agent.auth)  # fmt: skip
+    response = ingest_client.post(
+        "/api/v1/runs",
+        data=json.dumps(spec_example("minimal_tool_approval")),
+        content_type="application/json",
+        **agent.auth,
+    )
     assert response.status_code == 201
     item = InboxItem.objects.get(interrupt_id="int-abc123")
     clients = {}

@@ -93,8 +93,9 @@ def test_an_expired_item_closes_the_rest_of_its_run_with_the_reason(post_run, cl
 def test_the_sweep_leaves_decided_items_alone(post_run, clock, alice):
     run = post_run("t-1", "r-1", 5, 60)
     first, second = run.items.order_by("position")
-    InboxItem.objects.filter(pk=first.pk).update(status="resolved", response_payload={"approved": True},
-                                                 decided_by=alice, decided_at=NOW)  # fmt: skip
+    InboxItem.objects.filter(pk=first.pk).update(
+        status="resolved", response_payload={"approved": True}, decided_by=alice, decided_at=NOW
+    )
     clock.shift(timedelta(minutes=6))
 
     expire_sweep()
@@ -120,8 +121,16 @@ def test_the_thread_accepts_a_new_run_after_its_open_items_expired(post_run, age
 
 def _resume_for(run: Run, *, state: str, last_error: str = "") -> Resume:
     run.items.update(status="resolved", response_payload={"approved": True}, decided_at=NOW)
-    return Resume.objects.create(run=run, thread=run.thread, agent=run.agent, next_run_id="next-1", input={},
-                                 state=state, last_error=last_error, next_attempt_at=NOW)  # fmt: skip
+    return Resume.objects.create(
+        run=run,
+        thread=run.thread,
+        agent=run.agent,
+        next_run_id="next-1",
+        input={},
+        state=state,
+        last_error=last_error,
+        next_attempt_at=NOW,
+    )
 
 
 def test_a_pending_resume_is_expired_once_an_item_of_its_run_is_past_expires_at(post_run, clock):

@@ -200,8 +200,12 @@ def refuse(agent, ingest, body, status: int = 400, **extra):
 
 
 def with_interrupts(*interrupts: dict) -> dict:
-    return {"type": "RUN_FINISHED", "threadId": "t", "runId": "r",
-            "outcome": {"type": "interrupt", "interrupts": list(interrupts)}}  # fmt: skip
+    return {
+        "type": "RUN_FINISHED",
+        "threadId": "t",
+        "runId": "r",
+        "outcome": {"type": "interrupt", "interrupts": list(interrupts)},
+    }
 
 
 def test_it_refuses_malformed_json(agent, client):
@@ -213,8 +217,11 @@ def test_it_refuses_malformed_json(agent, client):
 
 
 def test_it_refuses_an_event_the_sdk_rejects_and_names_its_field(agent, ingest):
-    body = refuse(agent, ingest, [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m"}, {"type": "RUN_FINISHED",
-                                  "threadId": "t", "runId": "r"}])  # fmt: skip
+    body = refuse(
+        agent,
+        ingest,
+        [{"type": "TEXT_MESSAGE_CONTENT", "messageId": "m"}, {"type": "RUN_FINISHED", "threadId": "t", "runId": "r"}],
+    )
     assert body["field"] == "events[0].delta"
 
 
@@ -234,8 +241,9 @@ def test_it_refuses_an_interrupt_outcome_with_no_interrupts(agent, ingest):
 
 
 def test_it_refuses_duplicate_interrupt_ids_in_a_run(agent, ingest):
-    body = refuse(agent, ingest, with_interrupts({"id": "a", "reason": "confirmation"},
-                                                 {"id": "a", "reason": "confirmation"}))  # fmt: skip
+    body = refuse(
+        agent, ingest, with_interrupts({"id": "a", "reason": "confirmation"}, {"id": "a", "reason": "confirmation"})
+    )
     assert body["field"] == "outcome.interrupts[1].id" and body["rule"] == "interrupt_id_unique"
 
 
@@ -419,8 +427,9 @@ def test_racing_runs_on_a_new_thread_store_one_and_refuse_the_rest(make_agent):
         body["runId"] = f"run-{n}"
         try:
             barrier.wait()
-            response = Client().post("/api/v1/runs", data=json.dumps(body), content_type="application/json",
-                                     **racer.auth)  # fmt: skip
+            response = Client().post(
+                "/api/v1/runs", data=json.dumps(body), content_type="application/json", **racer.auth
+            )
             statuses.append(response.status_code)
             if response.status_code == 409:
                 assert response.json()["error"] == "thread_has_open_interrupts"

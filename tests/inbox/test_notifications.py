@@ -134,8 +134,9 @@ def test_items_decided_before_the_task_runs_are_not_announced(agent, ingest, ali
     assert notify_new_runs(runs_of(items)) == 0 and mailoutbox == []
 
 
-def test_an_agent_without_a_team_is_announced_to_staff_as_its_reminders_are(make_agent, ingest, alice, staff,
-                                                                            mailoutbox):  # fmt: skip
+def test_an_agent_without_a_team_is_announced_to_staff_as_its_reminders_are(
+    make_agent, ingest, alice, staff, mailoutbox
+):
     lone = make_agent("lone")
     lone.agent.teams.clear()
     runs = runs_of(ingest_items(lone, ingest))
@@ -178,9 +179,9 @@ def test_beat_announces_a_run_whose_task_was_lost_after_the_grace_time(agent, in
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
 
 
-def test_a_failed_send_leaves_the_runs_for_the_next_beat_without_double_webhooks(make_agent, ingest, alice, team,
-                                                                               receiver, mailoutbox, monkeypatch,
-                                                                               settings):  # fmt: skip
+def test_a_failed_send_leaves_the_runs_for_the_next_beat_without_double_webhooks(
+    make_agent, ingest, alice, team, receiver, mailoutbox, monkeypatch, settings
+):
     queued: list[int] = []
     monkeypatch.setattr(deliver_webhook, "delay", lambda webhook_id, body: queued.append(webhook_id))
     TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
@@ -275,8 +276,9 @@ def test_a_4xx_is_not_retried(team, receiver):
     assert len(hook.bodies) == 1
 
 
-def test_disabled_webhooks_and_other_teams_webhooks_are_not_called(agent, ingest, team, receiver, mailoutbox,
-                                                                   monkeypatch):  # fmt: skip
+def test_disabled_webhooks_and_other_teams_webhooks_are_not_called(
+    agent, ingest, team, receiver, mailoutbox, monkeypatch
+):
     queued: list[int] = []
     monkeypatch.setattr(deliver_webhook, "delay", lambda webhook_id, body: queued.append(webhook_id))
     TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET, enabled=False)
@@ -294,14 +296,19 @@ def test_the_signature_is_an_hmac_sha256_of_the_body():
 
 
 @pytest.mark.worker
-def test_an_ingested_run_reaches_the_team_by_email_and_by_a_retried_webhook(agent, team, alice, receiver, client,
-                                                                            start_worker):  # fmt: skip
+def test_an_ingested_run_reaches_the_team_by_email_and_by_a_retried_webhook(
+    agent, team, alice, receiver, client, start_worker
+):
     hook = receiver(502, 200)
     TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
     worker = start_worker(extra_env={"INBOX_WEBHOOK_BACKOFF_BASE": "0.2"})
 
-    response = client.post("/api/v1/runs", data=json.dumps(spec_example("minimal_tool_approval")),
-                           content_type="application/json", **agent.auth)  # fmt: skip
+    response = client.post(
+        "/api/v1/runs",
+        data=json.dumps(spec_example("minimal_tool_approval")),
+        content_type="application/json",
+        **agent.auth,
+    )
     assert response.status_code == 201
     item_id = response.json()["items"][0]["id"]
 

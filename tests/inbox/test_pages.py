@@ -16,8 +16,12 @@ XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
 def interrupt_run(thread: str, run: str, interrupts: list[dict], events: list[dict] | None = None) -> dict:
-    finished = {"type": "RUN_FINISHED", "threadId": thread, "runId": run,
-                "outcome": {"type": "interrupt", "interrupts": interrupts}}  # fmt: skip
+    finished = {
+        "type": "RUN_FINISHED",
+        "threadId": thread,
+        "runId": run,
+        "outcome": {"type": "interrupt", "interrupts": interrupts},
+    }
     if events is None:
         return finished
     return {"events": [{"type": "RUN_STARTED", "threadId": thread, "runId": run}, *events, finished]}
@@ -33,19 +37,34 @@ def email_with_proposal() -> dict:
     """The spec's approve-with-edits example, preceded by the tool call and snapshots it interrupts."""
     args = {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
     finished = spec_example("approve_with_edits")
-    return {"events": [
-        {"type": "RUN_STARTED", "threadId": "thread-2", "runId": "run-10"},
-        {"type": "TOOL_CALL_START", "toolCallId": "tc-42", "toolCallName": "sendEmail"},
-        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-42", "delta": json.dumps(args)},
-        {"type": "TOOL_CALL_END", "toolCallId": "tc-42"},
-        {"type": "MESSAGES_SNAPSHOT", "messages": [
-            {"id": "m1", "role": "user", "content": "Email a@b.com and say hi"},
-            {"id": "m2", "role": "assistant", "content": "Drafted it.", "toolCalls": [
-                {"id": "tc-42", "type": "function", "function": {"name": "sendEmail", "arguments": json.dumps(args)}}]},
-        ]},
-        {"type": "STATE_SNAPSHOT", "snapshot": {"draftCount": 1}},
-        finished,
-    ]}  # fmt: skip
+    return {
+        "events": [
+            {"type": "RUN_STARTED", "threadId": "thread-2", "runId": "run-10"},
+            {"type": "TOOL_CALL_START", "toolCallId": "tc-42", "toolCallName": "sendEmail"},
+            {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-42", "delta": json.dumps(args)},
+            {"type": "TOOL_CALL_END", "toolCallId": "tc-42"},
+            {
+                "type": "MESSAGES_SNAPSHOT",
+                "messages": [
+                    {"id": "m1", "role": "user", "content": "Email a@b.com and say hi"},
+                    {
+                        "id": "m2",
+                        "role": "assistant",
+                        "content": "Drafted it.",
+                        "toolCalls": [
+                            {
+                                "id": "tc-42",
+                                "type": "function",
+                                "function": {"name": "sendEmail", "arguments": json.dumps(args)},
+                            }
+                        ],
+                    },
+                ],
+            },
+            {"type": "STATE_SNAPSHOT", "snapshot": {"draftCount": 1}},
+            finished,
+        ]
+    }
 
 
 @pytest.fixture
@@ -142,8 +161,18 @@ def test_the_list_filters_by_agent_reason_thread_and_message_text(client, alice,
 
 def test_open_items_are_sorted_by_expiry_by_default_and_newest_first_on_request(client, alice, posted):
     soon = quarterly_filing()
-    later = interrupt_run("t-later", "r-later", [{"id": "l-1", "reason": "confirmation", "message": "later one",
-                          "expiresAt": (timezone.now() + timedelta(hours=9)).isoformat()}])  # fmt: skip
+    later = interrupt_run(
+        "t-later",
+        "r-later",
+        [
+            {
+                "id": "l-1",
+                "reason": "confirmation",
+                "message": "later one",
+                "expiresAt": (timezone.now() + timedelta(hours=9)).isoformat(),
+            }
+        ],
+    )
     posted(soon)
     posted(later)
     client.force_login(alice)
@@ -154,8 +183,13 @@ def test_open_items_are_sorted_by_expiry_by_default_and_newest_first_on_request(
 
 
 def test_the_list_paginates_fifty_at_a_time(client, alice, posted):
-    posted(interrupt_run("t-many", "r-many", [{"id": f"c-{n}", "reason": "confirmation", "message": f"question {n}"}
-                                              for n in range(60)]))  # fmt: skip
+    posted(
+        interrupt_run(
+            "t-many",
+            "r-many",
+            [{"id": f"c-{n}", "reason": "confirmation", "message": f"question {n}"} for n in range(60)],
+        )
+    )
     client.force_login(alice)
     first = client.get("/inbox/")
     second = client.get("/inbox/?page=2")
@@ -181,11 +215,26 @@ def test_the_list_page_runs_the_same_number_of_queries_for_a_page_of_fifty_whate
     # Many more items, several agents and reasons, decided ones with their decider, tool proposals.
     for index in range(3):
         other = make_agent(f"agent-x{index}")
-        posted(interrupt_run(f"t-{index}", f"r-{index}", [
-            {"id": f"i-{index}-{n}", "reason": ["tool_call", "input_required", f"acme:r{index}"][n % 3],
-             "toolCallId": f"tc-{n}", "message": f"m {n}"} for n in range(40)],
-            events=[{"type": "TOOL_CALL_START", "toolCallId": f"tc-{n}", "toolCallName": "sendEmail"} for n in range(40)]
-            + [{"type": "TOOL_CALL_END", "toolCallId": f"tc-{n}"} for n in range(40)]), as_agent=other)  # fmt: skip
+        posted(
+            interrupt_run(
+                f"t-{index}",
+                f"r-{index}",
+                [
+                    {
+                        "id": f"i-{index}-{n}",
+                        "reason": ["tool_call", "input_required", f"acme:r{index}"][n % 3],
+                        "toolCallId": f"tc-{n}",
+                        "message": f"m {n}",
+                    }
+                    for n in range(40)
+                ],
+                events=[
+                    {"type": "TOOL_CALL_START", "toolCallId": f"tc-{n}", "toolCallName": "sendEmail"} for n in range(40)
+                ]
+                + [{"type": "TOOL_CALL_END", "toolCallId": f"tc-{n}"} for n in range(40)],
+            ),
+            as_agent=other,
+        )
     InboxItem.objects.filter(reason="input_required").update(status="resolved", decided_by=staff)
     for query in ("", "tab=all", "tab=decided&sort=expires", "tab=all&page=2&reason=tool_call&q=m"):
         response = client.get(f"/inbox/?{query}")
@@ -234,11 +283,25 @@ def test_an_item_lists_the_other_interrupts_of_its_run(client, alice, posted):
 
 
 def test_a_custom_reason_renders_from_message_metadata_and_schema(client, alice, posted):
-    item = posted(interrupt_run("t-m", "r-m", [{
-        "id": "mig-1", "reason": "acme:db_migration", "message": "Apply migration 0042?",
-        "metadata": {"tables": ["orders_legacy"]},
-        "responseSchema": {"type": "object", "properties": {"window": {"type": "string", "title": "Window"}},
-                           "required": ["window"]}}]))[0]  # fmt: skip
+    item = posted(
+        interrupt_run(
+            "t-m",
+            "r-m",
+            [
+                {
+                    "id": "mig-1",
+                    "reason": "acme:db_migration",
+                    "message": "Apply migration 0042?",
+                    "metadata": {"tables": ["orders_legacy"]},
+                    "responseSchema": {
+                        "type": "object",
+                        "properties": {"window": {"type": "string", "title": "Window"}},
+                        "required": ["window"],
+                    },
+                }
+            ],
+        )
+    )[0]
     client.force_login(alice)
     response = client.get(f"/inbox/items/{item.pk}/")
     assert response.status_code == 200
@@ -254,8 +317,11 @@ def test_a_schema_django_jsonform_cannot_render_falls_back_to_the_json_editor(cl
         "properties": {"steps": {"type": "array", "items": {"$ref": "#/$defs/step"}}},
         "required": ["steps"],
     }
-    item = posted(interrupt_run("t-r", "r-r", [{"id": "r-1", "reason": "input_required", "message": "Plan?",
-                                                "responseSchema": schema}]))[0]  # fmt: skip
+    item = posted(
+        interrupt_run(
+            "t-r", "r-r", [{"id": "r-1", "reason": "input_required", "message": "Plan?", "responseSchema": schema}]
+        )
+    )[0]
     client.force_login(alice)
     page = client.get(f"/inbox/items/{item.pk}/").content.decode()
     assert "data-json-answer" in page and "data-django-jsonform" not in page
@@ -270,17 +336,41 @@ def test_a_schema_django_jsonform_cannot_render_falls_back_to_the_json_editor(cl
 
 def test_everything_the_agent_sent_is_escaped(client, alice, posted):
     args = {"to": XSS}
-    item = posted(interrupt_run("t-x", "r-x", [{
-        "id": "x-1", "reason": XSS, "message": XSS, "toolCallId": "tc-x", "metadata": {"note": XSS},
-        "responseSchema": {"type": "object", "title": XSS,
-                           "properties": {"approved": {"type": "boolean", "title": XSS}, "editedArgs": {"type": "object"}},
-                           "required": ["approved"]}}],
-        events=[{"type": "TOOL_CALL_START", "toolCallId": "tc-x", "toolCallName": XSS},
+    item = posted(
+        interrupt_run(
+            "t-x",
+            "r-x",
+            [
+                {
+                    "id": "x-1",
+                    "reason": XSS,
+                    "message": XSS,
+                    "toolCallId": "tc-x",
+                    "metadata": {"note": XSS},
+                    "responseSchema": {
+                        "type": "object",
+                        "title": XSS,
+                        "properties": {"approved": {"type": "boolean", "title": XSS}, "editedArgs": {"type": "object"}},
+                        "required": ["approved"],
+                    },
+                }
+            ],
+            events=[
+                {"type": "TOOL_CALL_START", "toolCallId": "tc-x", "toolCallName": XSS},
                 {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-x", "delta": json.dumps(args)},
-                {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m", "role": "user", "content": XSS}]}]))[0]  # fmt: skip
+                {"type": "MESSAGES_SNAPSHOT", "messages": [{"id": "m", "role": "user", "content": XSS}]},
+            ],
+        )
+    )[0]
     client.force_login(alice)
-    for url in ("/inbox/", "/inbox/?tab=all", f"/inbox/items/{item.pk}/", f"/inbox/runs/{item.run_id}/",
-                f"/inbox/rows/?ids={item.pk}", f"/inbox/runs/{item.run_id}/live/"):  # fmt: skip
+    for url in (
+        "/inbox/",
+        "/inbox/?tab=all",
+        f"/inbox/items/{item.pk}/",
+        f"/inbox/runs/{item.run_id}/",
+        f"/inbox/rows/?ids={item.pk}",
+        f"/inbox/runs/{item.run_id}/live/",
+    ):
         page = client.get(url).content.decode()
         assert "<script>alert" not in page, url
         assert "<img src=x" not in page, url
@@ -293,15 +383,20 @@ def test_everything_the_agent_sent_is_escaped(client, alice, posted):
 def test_approve_on_the_item_page_stores_the_decision_and_shows_it(client, alice, posted):
     item = posted(spec_example("minimal_tool_approval"))[0]
     client.force_login(alice)
-    response = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve", "comment": "looks right"},
-                           follow=True)  # fmt: skip
+    response = client.post(
+        f"/inbox/items/{item.pk}/decide/", {"action": "approve", "comment": "looks right"}, follow=True
+    )
     assert response.status_code == 200
     page = response.content.decode()
     assert "Approved — int-abc123." in page
     assert "looks right" in page
     decision = Decision.objects.get(item=item)
     assert (decision.user, decision.status, decision.payload, decision.comment) == (
-        alice, "resolved", {"approved": True}, "looks right")  # fmt: skip
+        alice,
+        "resolved",
+        {"approved": True},
+        "looks right",
+    )
 
 
 def test_deny_and_cancel_store_what_the_spec_says(client, alice, posted):
@@ -339,8 +434,10 @@ def test_edited_arguments_that_are_not_json_are_refused_next_to_the_editor(clien
 def test_a_form_answer_that_breaks_the_schema_is_refused_with_errors_by_field(client, alice, posted):
     item = posted(quarterly_filing())[0]
     client.force_login(alice)
-    response = client.post(f"/inbox/items/{item.pk}/decide/",
-                           {"action": "answer", "answer": json.dumps({"quarter": "Q1", "year": 1999, "revenue": ""})})  # fmt: skip
+    response = client.post(
+        f"/inbox/items/{item.pk}/decide/",
+        {"action": "answer", "answer": json.dumps({"quarter": "Q1", "year": 1999, "revenue": ""})},
+    )
     assert response.status_code == 400
     page = response.content.decode()
     assert "Not saved: please fix the 2 problems marked below." in page
@@ -348,8 +445,10 @@ def test_a_form_answer_that_breaks_the_schema_is_refused_with_errors_by_field(cl
     assert "&quot;errorMap&quot;: {&quot;revenue&quot;: [&quot;This field is required.&quot;]" in page
     assert "&quot;year&quot;: [&quot;1999 is less than the minimum of 2000&quot;]" in page
     assert not Decision.objects.exists()
-    accepted = client.post(f"/inbox/items/{item.pk}/decide/",
-                           {"action": "answer", "answer": json.dumps({"quarter": "Q1", "year": 2026, "revenue": 42})})  # fmt: skip
+    accepted = client.post(
+        f"/inbox/items/{item.pk}/decide/",
+        {"action": "answer", "answer": json.dumps({"quarter": "Q1", "year": 2026, "revenue": 42})},
+    )
     assert accepted.status_code == 302
     item.refresh_from_db()
     assert item.response_payload == {"quarter": "Q1", "year": 2026, "revenue": 42}
@@ -388,13 +487,22 @@ def test_the_run_page_decides_the_parallel_example_in_one_go(client, alice, post
     page = client.get(f"/inbox/runs/{items[0].run_id}/").content.decode()
     assert page.count("data-run-item=") == 3
     assert 'id="resume-preview"' in page and "&quot;threadId&quot;: &quot;thread-3&quot;" in page
-    response = client.post(f"/inbox/runs/{items[0].run_id}/decide/", {
-        f"decision-{items[0].pk}": "approve", f"decision-{items[1].pk}": "approve",
-        f"decision-{items[2].pk}": "cancel", "comment": "two of three"})  # fmt: skip
+    response = client.post(
+        f"/inbox/runs/{items[0].run_id}/decide/",
+        {
+            f"decision-{items[0].pk}": "approve",
+            f"decision-{items[1].pk}": "approve",
+            f"decision-{items[2].pk}": "cancel",
+            "comment": "two of three",
+        },
+    )
     assert response.status_code == 302
     stored = {item.interrupt_id: (item.status, item.response_payload) for item in InboxItem.objects.all()}
-    assert stored == {"i-1": ("resolved", {"approved": True}), "i-2": ("resolved", {"approved": True}),
-                      "i-3": ("cancelled", None)}  # fmt: skip
+    assert stored == {
+        "i-1": ("resolved", {"approved": True}),
+        "i-2": ("resolved", {"approved": True}),
+        "i-3": ("cancelled", None),
+    }
     assert set(Decision.objects.values_list("comment", flat=True)) == {"two of three"}
 
 
@@ -402,8 +510,10 @@ def test_the_run_page_stores_all_chosen_decisions_or_none(client, alice, posted)
     items = posted(spec_example("parallel_interrupts"))
     InboxItem.objects.filter(pk=items[1].pk).update(expires_at=timezone.now() - timedelta(seconds=1))
     client.force_login(alice)
-    response = client.post(f"/inbox/runs/{items[0].run_id}/decide/", {
-        f"decision-{items[0].pk}": "approve", f"decision-{items[1].pk}": "approve"})  # fmt: skip
+    response = client.post(
+        f"/inbox/runs/{items[0].run_id}/decide/",
+        {f"decision-{items[0].pk}": "approve", f"decision-{items[1].pk}": "approve"},
+    )
     assert response.status_code == 409
     assert "i-2" in response.content.decode()
     assert not Decision.objects.exists()
@@ -442,8 +552,16 @@ def test_the_run_page_shows_a_failed_resume_with_its_error_and_a_retry_for_staff
     items = posted(spec_example("parallel_interrupts"))
     run = items[0].run
     InboxItem.objects.filter(run=run).update(status="cancelled")
-    Resume.objects.create(run=run, thread=run.thread, agent=run.agent, next_run_id="run-21", state="failed",
-                          attempts=6, last_error="connection refused", input={"threadId": "thread-3", "resume": []})  # fmt: skip
+    Resume.objects.create(
+        run=run,
+        thread=run.thread,
+        agent=run.agent,
+        next_run_id="run-21",
+        state="failed",
+        attempts=6,
+        last_error="connection refused",
+        input={"threadId": "thread-3", "resume": []},
+    )
     client.force_login(staff)
     page = client.get(f"/inbox/runs/{run.pk}/").content.decode()
     assert 'data-resume-state="failed"' in page
@@ -468,7 +586,7 @@ def test_the_run_page_shows_a_failed_resume_with_its_error_and_a_retry_for_staff
                 "required": ["approved", "why"],
             },
             "data-django-jsonform",
-        ),  # fmt: skip
+        ),
         ("input_required", {"type": "string", "minLength": 3}, "data-json-answer"),
         ("input_required", {"type": "object", "properties": {"a": {"type": ["string", "null"]}}}, "data-json-answer"),
         (
@@ -492,8 +610,13 @@ def test_each_reason_and_schema_gets_the_control_that_can_answer_it(client, alic
 
 
 def test_a_bare_boolean_schema_is_answered_with_a_bare_boolean(client, alice, posted):
-    item = posted(interrupt_run("t-b", "r-b", [{"id": "b-1", "reason": "confirmation", "message": "Sure?",
-                                                "responseSchema": {"type": "boolean"}}]))[0]  # fmt: skip
+    item = posted(
+        interrupt_run(
+            "t-b",
+            "r-b",
+            [{"id": "b-1", "reason": "confirmation", "message": "Sure?", "responseSchema": {"type": "boolean"}}],
+        )
+    )[0]
     client.force_login(alice)
     client.post(f"/inbox/items/{item.pk}/decide/", {"action": "deny"})
     item.refresh_from_db()
@@ -501,11 +624,22 @@ def test_a_bare_boolean_schema_is_answered_with_a_bare_boolean(client, alice, po
 
 
 def test_a_run_without_interrupts_shows_its_outcome_and_events(client, alice, agent, ingest):
-    response = ingest(agent, {"events": [
-        {"type": "RUN_STARTED", "threadId": "t-s", "runId": "r-s"},
-        {"type": "TOOL_CALL_RESULT", "messageId": "m-9", "toolCallId": "tc-1", "content": "sent"},
-        {"type": "RUN_FINISHED", "threadId": "t-s", "runId": "r-s", "outcome": {"type": "success"}, "result": {"ok": 1}},
-    ]})  # fmt: skip
+    response = ingest(
+        agent,
+        {
+            "events": [
+                {"type": "RUN_STARTED", "threadId": "t-s", "runId": "r-s"},
+                {"type": "TOOL_CALL_RESULT", "messageId": "m-9", "toolCallId": "tc-1", "content": "sent"},
+                {
+                    "type": "RUN_FINISHED",
+                    "threadId": "t-s",
+                    "runId": "r-s",
+                    "outcome": {"type": "success"},
+                    "result": {"ok": 1},
+                },
+            ]
+        },
+    )
     assert response.status_code == 201
     client.force_login(alice)
     page = client.get(f"/inbox/runs/{response.json()['id']}/").content.decode()
@@ -516,8 +650,11 @@ def test_a_run_without_interrupts_shows_its_outcome_and_events(client, alice, ag
 
 def test_a_schema_with_an_untyped_property_gets_the_json_editor(client, alice, posted):
     schema = {"type": "object", "properties": {"anything": {}, "n": {"type": "integer"}}}
-    item = posted(interrupt_run("t-u", "r-u", [{"id": "u-1", "reason": "input_required", "message": "?",
-                                                "responseSchema": schema}]))[0]  # fmt: skip
+    item = posted(
+        interrupt_run(
+            "t-u", "r-u", [{"id": "u-1", "reason": "input_required", "message": "?", "responseSchema": schema}]
+        )
+    )[0]
     client.force_login(alice)
     page = client.get(f"/inbox/items/{item.pk}/").content.decode()
     assert "data-json-answer" in page

@@ -42,8 +42,9 @@ def as_user(client, user):
         ("staff", {"int-abc123", "i-1", "i-2", "i-3"}),
     ],
 )
-def test_the_item_list_shows_only_the_items_of_the_users_teams(who, expected, two_runs, alice, dave, carol, staff,
-                                                               client):  # fmt: skip
+def test_the_item_list_shows_only_the_items_of_the_users_teams(
+    who, expected, two_runs, alice, dave, carol, staff, client
+):
     user = {"alice": alice, "dave": dave, "carol": carol, "staff": staff}[who]
     response = as_user(client, user).get("/api/v1/items")
     assert response.status_code == 200
@@ -61,8 +62,9 @@ def test_filtering_by_another_teams_agent_does_not_leak_its_items(two_runs, alic
     ("who", "ops_status", "finance_status"),
     [("alice", 200, 404), ("dave", 404, 200), ("carol", 404, 404), ("staff", 200, 200)],
 )
-def test_item_and_run_details_are_404_outside_the_users_teams(who, ops_status, finance_status, two_runs, alice, dave,
-                                                              carol, staff, client):  # fmt: skip
+def test_item_and_run_details_are_404_outside_the_users_teams(
+    who, ops_status, finance_status, two_runs, alice, dave, carol, staff, client
+):
     ops_run, finance_run = two_runs
     client = as_user(client, {"alice": alice, "dave": dave, "carol": carol, "staff": staff}[who])
     for run, expected in ((ops_run, ops_status), (finance_run, finance_status)):

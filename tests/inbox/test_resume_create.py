@@ -36,8 +36,12 @@ def test_the_closing_decision_creates_one_resume_covering_every_interrupt_in_ord
 ):
     first, second, third = items_of(parallel_run)
     decision_submit(item_id=third.pk, user=alice, status="cancelled")
-    decision_submit(item_id=first.pk, user=alice, status="resolved",
-                    payload={"approved": True, "editedArgs": {"to": "x@example.com", "subject": "S", "body": "B"}})  # fmt: skip
+    decision_submit(
+        item_id=first.pk,
+        user=alice,
+        status="resolved",
+        payload={"approved": True, "editedArgs": {"to": "x@example.com", "subject": "S", "body": "B"}},
+    )
     with django_capture_on_commit_callbacks() as callbacks:
         decision_submit(item_id=second.pk, user=alice, status="resolved", payload={"approved": False})
 
@@ -48,11 +52,14 @@ def test_the_closing_decision_creates_one_resume_covering_every_interrupt_in_ord
     assert sent["threadId"] == parallel_run.thread.thread_id == "pstock-all-a3780245"
     assert sent["runId"] == resume.next_run_id != parallel_run.run_id
     assert sent["resume"] == [
-        {"interruptId": first.interrupt_id, "status": "resolved",
-         "payload": {"approved": True, "editedArgs": {"to": "x@example.com", "subject": "S", "body": "B"}}},
+        {
+            "interruptId": first.interrupt_id,
+            "status": "resolved",
+            "payload": {"approved": True, "editedArgs": {"to": "x@example.com", "subject": "S", "body": "B"}},
+        },
         {"interruptId": second.interrupt_id, "status": "resolved", "payload": {"approved": False}},
         {"interruptId": third.interrupt_id, "status": "cancelled"},
-    ]  # fmt: skip
+    ]
     # Replay-style continuation: the snapshots the agent emitted before the interrupt.
     assert sent["messages"] == parallel_run.messages_snapshot
     assert sent["state"] == parallel_run.state_snapshot

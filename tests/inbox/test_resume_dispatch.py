@@ -208,8 +208,10 @@ def test_connection_refused_is_retried_with_backoff_then_failed(make_agent, alic
 
 @pytest.mark.parametrize(("status", "outcome"), [(503, "retry scheduled"), (401, "failed")])
 def test_a_5xx_is_retried_and_a_4xx_is_not(make_agent, alice, scripted, status, outcome):
-    server = scripted(Reply(sse=load_events("email-interrupted-run.jsonl")), Reply(status=status, body=b"nope",
-                                                                                   content_type="text/plain"))  # fmt: skip
+    server = scripted(
+        Reply(sse=load_events("email-interrupted-run.jsonl")),
+        Reply(status=status, body=b"nope", content_type="text/plain"),
+    )
     agent = make_agent("flaky", endpoint=server.url, auth_header_value="Bearer agent-secret").agent
     run = start(agent, alice, "email", RECORDED_THREAD)
     approve(items(run)[0], alice)
@@ -223,8 +225,9 @@ def test_a_5xx_is_retried_and_a_4xx_is_not(make_agent, alice, scripted, status, 
 def test_ag_ui_langgraphs_resumed_run_is_read_as_success_and_reemitted_tool_calls_are_not_proposals(
     make_agent, alice, scripted
 ):
-    server = scripted(Reply(sse=load_events("email-interrupted-run.jsonl")),
-                      Reply(sse=load_events("email-resumed-run.jsonl")))  # fmt: skip
+    server = scripted(
+        Reply(sse=load_events("email-interrupted-run.jsonl")), Reply(sse=load_events("email-resumed-run.jsonl"))
+    )
     agent = make_agent("langgraph", endpoint=server.url).agent
     run = start(agent, alice, "Email bob@example.com", RECORDED_THREAD)
     (item,) = items(run)
@@ -244,8 +247,10 @@ def test_ag_ui_langgraphs_resumed_run_is_read_as_success_and_reemitted_tool_call
 
 
 def test_a_reply_that_is_not_an_event_stream_fails_the_resume(make_agent, alice, scripted):
-    server = scripted(Reply(sse=load_events("email-interrupted-run.jsonl")),
-                      Reply(body=b"<html>hello</html>", content_type="text/html"))  # fmt: skip
+    server = scripted(
+        Reply(sse=load_events("email-interrupted-run.jsonl")),
+        Reply(body=b"<html>hello</html>", content_type="text/html"),
+    )
     agent = make_agent("garbage", endpoint=server.url).agent
     run = start(agent, alice, "email", RECORDED_THREAD)
     approve(items(run)[0], alice)

@@ -25,8 +25,11 @@ FAST_RETRIES = {
 
 
 def resume_in(run: Run, *states: str, timeout: float = 30) -> Resume:
-    return wait_for(lambda: Resume.objects.filter(run=run, state__in=states).first(), timeout=timeout,
-                    what=f"the resume of {run.run_id} to be {'/'.join(states)}")  # fmt: skip
+    return wait_for(
+        lambda: Resume.objects.filter(run=run, state__in=states).first(),
+        timeout=timeout,
+        what=f"the resume of {run.run_id} to be {'/'.join(states)}",
+    )
 
 
 def resumes_received(agent: AgentProcess) -> list[dict]:
@@ -42,8 +45,7 @@ def test_parallel_approve_approve_cancel_is_delivered_by_the_worker(demo, demo_a
     decision_submit(item_id=third.pk, user=alice, status="cancelled")
 
     resume = resume_in(run, "delivered")
-    assert [call["toolCallId"] for call in demo_agent.record()["executed"]] == [first.tool_call_id,
-                                                                                second.tool_call_id]  # fmt: skip
+    assert [call["toolCallId"] for call in demo_agent.record()["executed"]] == [first.tool_call_id, second.tool_call_id]
     # What the run page's API shows.
     client.force_login(alice)
     shown = client.get(f"/api/v1/runs/{run.pk}").json()
@@ -78,8 +80,10 @@ def test_an_agent_that_is_down_gets_the_resume_once_it_is_back(make_agent, alice
         start_worker(extra_env=FAST_RETRIES)
         decision_submit(item_id=run.items.get().pk, user=alice, status="resolved", payload={"approved": True})
 
-        wait_for(lambda: Resume.objects.filter(run=run, state="pending", attempts__gte=2).exists(),
-                 what="two failed attempts")  # fmt: skip
+        wait_for(
+            lambda: Resume.objects.filter(run=run, state="pending", attempts__gte=2).exists(),
+            what="two failed attempts",
+        )
         assert "Could not reach the agent" in Resume.objects.get(run=run).last_error
         agent_process.start()
 
@@ -92,8 +96,9 @@ def test_an_agent_that_is_down_gets_the_resume_once_it_is_back(make_agent, alice
         agent_process.stop()
 
 
-def test_run_error_is_shown_and_an_operator_retry_sends_the_same_run_id(demo, demo_agent, alice, staff, client,
-                                                                        start_worker):  # fmt: skip
+def test_run_error_is_shown_and_an_operator_retry_sends_the_same_run_id(
+    demo, demo_agent, alice, staff, client, start_worker
+):
     start_worker()
     run = run_start(agent=demo.agent, user=alice, message="email").run
     demo_agent.reset()  # the agent lost the thread: it cannot correlate the resume

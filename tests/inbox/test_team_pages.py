@@ -121,8 +121,12 @@ def test_assigning_to_an_outsider_or_no_one_is_refused_beside_the_select(email_i
 def test_an_outsider_gets_404_on_every_team_action_of_an_item_she_cannot_see(email_item, carol):
     as_carol = client_for(carol)
     url = email_item.get_absolute_url()
-    for action, data in (("claim/", {}), ("release/", {}), ("assign/", {"assignee": "carol"}),
-                         ("comments/", {"body": "hello"})):  # fmt: skip
+    for action, data in (
+        ("claim/", {}),
+        ("release/", {}),
+        ("assign/", {"assignee": "carol"}),
+        ("comments/", {"body": "hello"}),
+    ):
         assert as_carol.post(f"{url}{action}", data).status_code == 404, action
     assert as_carol.post(f"/inbox/runs/{email_item.run_id}/comments/", {"body": "hello"}).status_code == 404
     item = InboxItem.objects.get()
@@ -291,8 +295,11 @@ def test_an_empty_comment_is_refused_next_to_the_comment_box(email_item, alice):
 
 def test_bulk_approve_of_ten_items_creates_ten_decisions_and_ten_audit_events(post_items, alice):
     items = post_items(*(tool_approval(n) for n in range(10)))
-    response = client_for(alice).post("/inbox/bulk/", {"ids": [i.pk for i in items], "action": "approve",
-                                                      "comment": "batch ok", "next": "tab=open"}, follow=True)  # fmt: skip
+    response = client_for(alice).post(
+        "/inbox/bulk/",
+        {"ids": [i.pk for i in items], "action": "approve", "comment": "batch ok", "next": "tab=open"},
+        follow=True,
+    )
     assert response.redirect_chain == [("/inbox/", 302)]
     assert Decision.objects.filter(comment="batch ok", payload={"approved": True}).count() == 10
     assert AuditEvent.objects.filter(verb="item.resolved").count() == 10
@@ -310,8 +317,11 @@ def test_bulk_reports_each_failure_with_its_reason_and_link_without_blocking_the
     foreign_agent.agent.teams.set(carol.groups.all())
     foreign = post_items(tool_approval(3), as_agent=foreign_agent)[0]
 
-    response = client_for(alice).post("/inbox/bulk/", {"ids": [form.pk, tool.pk, foreign.pk, other_tool.pk],
-                                                      "action": "approve", "next": "tab=all"}, follow=True)  # fmt: skip
+    response = client_for(alice).post(
+        "/inbox/bulk/",
+        {"ids": [form.pk, tool.pk, foreign.pk, other_tool.pk], "action": "approve", "next": "tab=all"},
+        follow=True,
+    )
     assert response.redirect_chain == [("/inbox/?tab=all", 302)]
     page = response.content.decode()
     assert "<strong>2 decided</strong>, 1 needs its form, 1 could not be decided:" in page
@@ -330,8 +340,9 @@ def test_bulk_with_nothing_selected_or_no_action_decides_nothing_and_says_why(em
     assert "Nothing was decided.</strong> Select at least one item first." in nothing
     no_action = as_alice.post("/inbox/bulk/", {"ids": [email_item.pk], "action": "launch"}, follow=True)
     assert "Choose Approve, Deny or Cancel." in no_action.content.decode()
-    too_long = as_alice.post("/inbox/bulk/", {"ids": [email_item.pk], "action": "approve", "comment": "c" * 5001},
-                             follow=True)  # fmt: skip
+    too_long = as_alice.post(
+        "/inbox/bulk/", {"ids": [email_item.pk], "action": "approve", "comment": "c" * 5001}, follow=True
+    )
     assert "A comment is at most 5000 characters (5001 given)." in too_long.content.decode()
     assert not Decision.objects.exists()
     off_site = as_alice.post("/inbox/bulk/", {"action": "deny", "ids": [], "next": "//evil.example/x"})
@@ -374,16 +385,24 @@ def test_the_list_keeps_a_constant_query_count_for_a_page_of_fifty_on_every_tab_
     client, alice, bob, post_items, django_assert_num_queries
 ):
     client.force_login(alice)
-    first = post_items(interrupt_run("t-a", "r-a", [{"id": f"a-{n}", "reason": "confirmation", "message": "a"}
-                                                    for n in range(3)]))[0]  # fmt: skip
+    first = post_items(
+        interrupt_run("t-a", "r-a", [{"id": f"a-{n}", "reason": "confirmation", "message": "a"} for n in range(3)])
+    )[0]
     first.claimed_by = alice
     first.save(update_fields=["claimed_by"])
     with django_assert_num_queries(6):
         client.get("/inbox/?tab=mine")
 
-    items = post_items(interrupt_run("t-b", "r-b", [
-        {"id": f"b-{n}", "reason": ["confirmation", "input_required"][n % 2], "message": f"m {n}"} for n in range(80)
-    ]))  # fmt: skip
+    items = post_items(
+        interrupt_run(
+            "t-b",
+            "r-b",
+            [
+                {"id": f"b-{n}", "reason": ["confirmation", "input_required"][n % 2], "message": f"m {n}"}
+                for n in range(80)
+            ],
+        )
+    )
     InboxItem.objects.filter(pk__in=[item.pk for item in items[:60]]).update(claimed_by=alice)
     InboxItem.objects.filter(pk__in=[item.pk for item in items[60:]]).update(claimed_by=bob)
     Comment.objects.bulk_create([Comment(item=item, user=bob, body="hm") for item in items[:20]])

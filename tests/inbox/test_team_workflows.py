@@ -32,8 +32,13 @@ def decide(client: Client, item: InboxItem, status: str = "resolved", payload=No
     from django.contrib.auth.models import User
 
     try:
-        outcome = decision_submit(item_id=item.pk, user=User.objects.get(pk=user), status=status, payload=payload,
-                                  comment=extra.get("comment", ""))  # fmt: skip
+        outcome = decision_submit(
+            item_id=item.pk,
+            user=User.objects.get(pk=user),
+            status=status,
+            payload=payload,
+            comment=extra.get("comment", ""),
+        )
     except DecisionError as error:
         return error
     return outcome
@@ -175,11 +180,15 @@ def test_an_overlong_comment_is_refused_naming_the_field_and_nothing_is_stored(e
     assert [len(c["body"]) for c in client.get(f"/api/v1/items/{email_item.pk}/comments").json()] == [10_000]
     assert AuditEvent.objects.filter(verb="comment.added").count() == 1
 
-    decision = post(client, f"/api/v1/items/{email_item.pk}/decision",
-                    {"status": "resolved", "payload": {"approved": True}, "comment": "y" * 5001})  # fmt: skip
+    decision = post(
+        client,
+        f"/api/v1/items/{email_item.pk}/decision",
+        {"status": "resolved", "payload": {"approved": True}, "comment": "y" * 5001},
+    )
     assert decision.status_code == 400 and decision.json()["field"] == "comment"
-    bulk = post(client, "/api/v1/items/bulk-decision", {"ids": [email_item.pk], "action": "approve",
-                                                         "comment": "y" * 5001})  # fmt: skip
+    bulk = post(
+        client, "/api/v1/items/bulk-decision", {"ids": [email_item.pk], "action": "approve", "comment": "y" * 5001}
+    )
     assert bulk.status_code == 400 and bulk.json()["errors"][0]["path"] == "comment"
     email_item.refresh_from_db()
     assert email_item.status == "open" and not email_item.decisions.exists()
@@ -209,8 +218,11 @@ def test_bulk_reports_each_failure_without_blocking_the_rest(agent, make_agent, 
     tool = InboxItem.objects.get(reason="tool_call")
     needs_input = InboxItem.objects.get(reason="input_required")
 
-    response = post(client_for(alice), "/api/v1/items/bulk-decision",
-                    {"ids": [needs_input.pk, 999_999, tool.pk], "action": "approve"})  # fmt: skip
+    response = post(
+        client_for(alice),
+        "/api/v1/items/bulk-decision",
+        {"ids": [needs_input.pk, 999_999, tool.pk], "action": "approve"},
+    )
     results = response.json()["results"]
     assert [(r["id"], r["ok"], r.get("error")) for r in results] == [
         (needs_input.pk, False, "needs_input"),
@@ -221,8 +233,10 @@ def test_bulk_reports_each_failure_without_blocking_the_rest(agent, make_agent, 
     assert InboxItem.objects.get(pk=needs_input.pk).status == "open"
 
 
-@pytest.mark.parametrize("body", [{}, {"ids": [], "action": "approve"}, {"ids": ["1"], "action": "approve"},
-                                  {"ids": [1], "action": "explode"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "body",
+    [{}, {"ids": [], "action": "approve"}, {"ids": ["1"], "action": "approve"}, {"ids": [1], "action": "explode"}],
+)
 def test_bulk_refuses_bad_input_naming_the_field(alice, body, db):
     response = post(client_for(alice), "/api/v1/items/bulk-decision", body)
     assert response.status_code == 400

@@ -80,8 +80,11 @@ def propose(state: MessagesState, config: RunnableConfig) -> dict:
     call_id = f"call_{uuid.uuid4().hex[:16]}"
     # A node without an LLM emits no tool-call events by itself: emit the proposal for AG-UI clients.
     dispatch_custom_event("manually_emit_tool_call", {"id": call_id, "name": "sendEmail", "args": args}, config=config)
-    message = AIMessage(content="", id=f"msg-{uuid.uuid4().hex[:12]}",
-                        tool_calls=[{"name": "sendEmail", "args": args, "id": call_id, "type": "tool_call"}])  # fmt: skip
+    message = AIMessage(
+        content="",
+        id=f"msg-{uuid.uuid4().hex[:12]}",
+        tool_calls=[{"name": "sendEmail", "args": args, "id": call_id, "type": "tool_call"}],
+    )
     return {"messages": [message]}
 
 

@@ -36,8 +36,9 @@ def mailer(make_agent, langgraph_server):
 
 
 def start_run(client, message: str) -> dict:
-    response = client.post("/api/v1/agents/mailer/runs", data=json.dumps({"message": message}),
-                           content_type="application/json")  # fmt: skip
+    response = client.post(
+        "/api/v1/agents/mailer/runs", data=json.dumps({"message": message}), content_type="application/json"
+    )
     assert response.status_code == 201, response.content
     return response.json()
 
@@ -113,6 +114,9 @@ def test_the_inbox_refuses_a_new_run_on_a_thread_whose_interrupt_is_open(client,
     # ag-ui-langgraph would silently re-emit the open interrupt instead of RUN_ERROR: the inbox never asks.
     client.force_login(alice)
     run = start_run(client, "Email erin@example.com subject: Hi body: Hello")
-    response = client.post("/api/v1/agents/mailer/runs", data=json.dumps({"message": "again", "threadId": run["threadId"]}),
-                           content_type="application/json")  # fmt: skip
+    response = client.post(
+        "/api/v1/agents/mailer/runs",
+        data=json.dumps({"message": "again", "threadId": run["threadId"]}),
+        content_type="application/json",
+    )
     assert response.status_code == 409
