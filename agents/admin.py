@@ -11,13 +11,11 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
-from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
-from django.utils import timezone
 
+from agents import services
 from agents.models import Agent, AgentToken
-from inbox.audit.record import Actor, audit
 
 SECRET_FIELDS = ("endpoint_url", "auth_header_name", "auth_header_value")
 
@@ -138,7 +136,6 @@ class AgentAdmin(admin.ModelAdmin):
         return agent._live_tokens
 
     def save_model(self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool) -> None:
-        super().save_model(request, obj, form, change)
         changed = [
             name
             for name in form.changed_data
@@ -146,26 +143,13 @@ class AgentAdmin(admin.ModelAdmin):
             # The secret field is always blank in the page, so "changed" means a different value.
             and not (name == "auth_header_value" and form.cleaned_data[name] == form.initial.get(name))
         ]
-        audit(
-            actor=Actor.for_user(request.user),
-            verb="agent.changed" if change else "agent.created",
-            obj=obj,
-            agent=obj,
-            # Names only: values of the auth header are secrets and stay out of the log.
-            data={"fields": changed},
-        )
+        services.agent_save(obj, created=not change, fields=changed, user=request.user, via="admin")
 
     @admin.action(description="Rotate tokens (revoke live ones, issue a new one shown once)")
-    @transaction.atomic
     def rotate_tokens(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
         for agent in queryset:
-            raw = agent.rotate_tokens(label=f"rotated by {request.user.get_username()}")
-            audit(
-                actor=Actor.for_user(request.user),
-                verb="agent.tokens_rotated",
-                obj=agent,
-                agent=agent,
-                data={"prefix": raw[:12]},
+            raw = services.tokens_rotate(
+                agent, label=f"rotated by {request.user.get_username()}", user=request.user, via="admin"
             )
             self.message_user(
                 request,
@@ -174,32 +158,19 @@ class AgentAdmin(admin.ModelAdmin):
             )
 
     @admin.action(description="Revoke all live tokens")
-    @transaction.atomic
     def revoke_tokens(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
-        count = AgentToken.objects.filter(agent__in=queryset, revoked_at__isnull=True).update(revoked_at=timezone.now())
-        for agent in queryset:
-            audit(actor=Actor.for_user(request.user), verb="agent.tokens_revoked", obj=agent, agent=agent)
+        count = sum(len(services.tokens_revoke(agent, user=request.user, via="admin")) for agent in queryset)
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
 
     @admin.action(description="Enable")
-    @transaction.atomic
     def enable_agents(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
-        self._set_enabled(request, queryset, True)
+        for agent in queryset:
+            services.agent_set_enabled(agent, enabled=True, user=request.user, via="admin")
 
     @admin.action(description="Disable (ingest is refused with 403)")
-    @transaction.atomic
     def disable_agents(self, request: HttpRequest, queryset: QuerySet[Agent]) -> None:
-        self._set_enabled(request, queryset, False)
-
-    def _set_enabled(self, request: HttpRequest, queryset: QuerySet[Agent], enabled: bool) -> None:
         for agent in queryset:
-            Agent.objects.filter(pk=agent.pk).update(enabled=enabled)
-            audit(
-                actor=Actor.for_user(request.user),
-                verb="agent.enabled" if enabled else "agent.disabled",
-                obj=agent,
-                agent=agent,
-            )
+            services.agent_set_enabled(agent, enabled=False, user=request.user, via="admin")
 
 
 @admin.register(AgentToken)
@@ -229,16 +200,6 @@ class AgentTokenAdmin(admin.ModelAdmin):
         return False
 
     @admin.action(description="Revoke selected tokens")
-    @transaction.atomic
     def revoke(self, request: HttpRequest, queryset: QuerySet[AgentToken]) -> None:
-        tokens = list(queryset.filter(revoked_at__isnull=True).select_related("agent"))
-        for token in tokens:
-            token.revoke()
-            audit(
-                actor=Actor.for_user(request.user),
-                verb="agent.token_revoked",
-                obj=token.agent,
-                agent=token.agent,
-                data={"prefix": token.prefix},
-            )
+        tokens = services.token_list_revoke(queryset, user=request.user, via="admin")
         self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)

@@ -6,7 +6,10 @@ class InboxConfig(AppConfig):
     verbose_name = "Inbox"
 
     def ready(self) -> None:
+        from inbox.audit import agent_receivers
         from inbox.ingest.signals import run_ingested
         from inbox.teams import notifications
 
         run_ingested.connect(notifications.notify_on_ingest, dispatch_uid="inbox.notify_on_ingest")
+        # The audit record of the agent registry's changes (agents sends signals; it imports no inbox code).
+        agent_receivers.connect()

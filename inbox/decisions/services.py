@@ -241,6 +241,37 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
     return outcome
 
 
+@dataclass
+class RunChoice:
+    """One interrupt's decision in a run-wide submit."""
+
+    item: InboxItem
+    status: str
+    payload: Any = None
+
+
+def decision_submit_run(*, run: Run, user, choices: list[RunChoice], comment: str = "") -> list[DecisionOutcome]:
+    """Decide several interrupts of one run in one go: all of them are stored, or none (the first refusal
+    rolls the others back and names its interrupt)."""
+    if not choices:
+        raise DecisionError(400, "no_choice", "Choose a decision for at least one interrupt.")
+    outcomes = []
+    with transaction.atomic():
+        for choice in choices:
+            if choice.item.run_id != run.pk:
+                raise DecisionError(400, "not_in_run", f"{choice.item.interrupt_id} is not an interrupt of this run.")
+            try:
+                outcomes.append(
+                    decision_submit(
+                        item_id=choice.item.pk, user=user, status=choice.status, payload=choice.payload, comment=comment
+                    )
+                )
+            except DecisionError as error:
+                error.message = f"{choice.item.interrupt_id}: {error.message}"
+                raise
+    return outcomes
+
+
 def _expire_on_decide(*, item: InboxItem, now) -> None:
     """Close the item as expired and its run as no longer resumable; committed even though the decision fails."""
     from inbox.expiry.services import expire_items, expire_runs

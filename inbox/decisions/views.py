@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
@@ -19,7 +16,6 @@ from inbox.limits import MAX_BULK_ITEMS
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.listing.views import _decision_words, _item_or_404, _item_page, _run_or_404, _run_page
-from inbox.models import InboxItem
 
 
 @login_required
@@ -53,28 +49,16 @@ def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         comment = forms.read_comment(request.POST)
         choices = [
-            (item, forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", "")))
+            decisions.RunChoice(item, *choice)
             for item in items
             if item.is_open
+            and (choice := forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", ""))) is not None
         ]
-        chosen = [(item, choice) for item, choice in choices if choice is not None]
-        if not chosen:
-            raise forms.DecisionInputError("Choose a decision for at least one interrupt.")
-        with transaction.atomic():
-            for item, (status, payload) in chosen:
-                _submit_for_run(item, request.user, status, payload, comment)
+        decisions.decision_submit_run(run=run, user=request.user, choices=choices, comment=comment)
     except (forms.DecisionInputError, DecisionError) as error:
         return _run_page(request, run, error=error, post=request.POST, status=error.status)
-    messages.success(request, f"{len(chosen)} decision{'s' if len(chosen) != 1 else ''} recorded.")
+    messages.success(request, f"{len(choices)} decision{'s' if len(choices) != 1 else ''} recorded.")
     return redirect(run)
-
-
-def _submit_for_run(item: InboxItem, user, status: str, payload: Any, comment: str) -> None:
-    try:
-        decision_submit(item_id=item.pk, user=user, status=status, payload=payload, comment=comment)
-    except DecisionError as error:
-        error.message = f"{item.interrupt_id}: {error.message}"
-        raise
 
 
 _FAILURE_WORDS = {

@@ -8,16 +8,14 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from inbox.audit.record import Actor, audit
 from inbox.decisions.services import DecisionError
 from inbox.listing.views import _item_or_404, _item_page, _run_or_404, _run_page
 from inbox.models import InboxItem, NotificationPreference, Run
-from inbox.teams import claims, comments
+from inbox.teams import claims, comments, preferences
 
 
 def _claim_refused(request: HttpRequest, pk: int, error: DecisionError) -> HttpResponse:
@@ -92,32 +90,19 @@ def run_comment(request: HttpRequest, pk: int) -> HttpResponse:
     return _comment(request, run=_run_or_404(request, pk))
 
 
-class PreferenceForm(forms.ModelForm):
-    class Meta:
-        model = NotificationPreference
-        fields = ["email_mode"]
-        widgets = {"email_mode": forms.RadioSelect}
-        labels = {"email_mode": "Email about new items"}
+class PreferenceForm(forms.Form):
+    email_mode = forms.ChoiceField(
+        choices=NotificationPreference.Mode.choices, widget=forms.RadioSelect, label="Email about new items"
+    )
 
 
 @login_required
 def notification_settings(request: HttpRequest) -> HttpResponse:
-    prefs, _ = NotificationPreference.objects.get_or_create(user=request.user)
-    previous = prefs.email_mode  # the form writes the submitted value onto prefs while validating
-    form = PreferenceForm(request.POST or None, instance=prefs)
+    prefs = preferences.preferences_of(request.user)
+    form = PreferenceForm(request.POST or None, initial={"email_mode": prefs.email_mode})
     if request.method == "POST":
         if form.is_valid():
-            mode = form.cleaned_data["email_mode"]
-            if mode != previous:
-                with transaction.atomic():
-                    prefs.email_mode = mode
-                    prefs.save(update_fields=["email_mode"])
-                    audit(
-                        actor=Actor.for_user(request.user),
-                        verb="preferences.changed",
-                        obj=prefs,
-                        data={"email_mode": {"from": previous, "to": mode}},
-                    )
+            preferences.preferences_set_email_mode(user=request.user, mode=form.cleaned_data["email_mode"])
             messages.success(request, "Notification preferences saved.")
             return redirect("inbox:notification_settings")
         return render(request, "audit/notifications.html", {"form": form, "prefs": prefs}, status=400)

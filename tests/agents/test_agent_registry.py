@@ -70,3 +70,49 @@ def test_revoking_by_prefix_leaves_other_tokens_alive(db):
 
     assert AgentToken.objects.get(token_hash=hash_token(first)).revoked_at is not None
     assert AgentToken.objects.get(token_hash=hash_token(second)).revoked_at is None
+
+
+def test_agent_token_rotate_and_revoke_are_audited(db):
+    from inbox.models import AuditEvent
+
+    first = run("agent_create", "aud")[-1]
+    created = AuditEvent.objects.filter(agent__slug="aud").order_by("id")
+    assert [event.verb for event in created] == ["agent.created", "agent.token_issued"]
+    assert created[1].data == {"prefix": first[:12]} and created[1].actor_label == "agent_create"
+
+    new = run("agent_token", "aud", "--rotate")[-1]
+    rotated = AuditEvent.objects.get(verb="agent.tokens_rotated", agent__slug="aud")
+    assert rotated.actor_type == "system" and rotated.actor_label == "agent_token"
+    assert rotated.data == {"prefix": new[:12], "revoked": [first[:12]]}
+
+    run("agent_token", "aud", "--revoke", new[:12])
+    revoked = AuditEvent.objects.get(verb="agent.token_revoked", agent__slug="aud")
+    assert revoked.data == {"prefix": new[:12]}
+    assert AgentToken.objects.get(token_hash=hash_token(new)).revoked_at is not None
+
+
+def test_a_failed_revoke_writes_no_audit_event(db):
+    from inbox.models import AuditEvent
+
+    run("agent_create", "none")
+    with pytest.raises(CommandError, match="No live token"):
+        run("agent_token", "none", "--revoke", "agi_nomatch")
+    assert not AuditEvent.objects.filter(verb__contains="revoked").exists()
+
+
+def test_the_agents_package_imports_nothing_from_inbox():
+    """agents is the lower layer: the inbox subscribes to its signals, never the other way round."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "agents"
+    offenders = []
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            offenders += [f"{path.relative_to(root.parent)}: {name}" for name in names if name.split(".")[0] == "inbox"]
+    assert offenders == []

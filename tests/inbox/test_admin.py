@@ -84,6 +84,26 @@ def test_rotating_tokens_shows_the_new_token_once_and_it_works(staff, agent, ing
     assert AuditEvent.objects.filter(verb="agent.tokens_rotated", agent=agent.agent).exists()
 
 
+def test_admin_token_actions_are_audited_with_the_acting_user(staff, agent, client):
+    client.force_login(staff)
+    client.post(
+        reverse("admin:agents_agent_changelist"), {"action": "rotate_tokens", "_selected_action": [agent.agent.pk]}
+    )
+    rotated = AuditEvent.objects.get(verb="agent.tokens_rotated", agent=agent.agent)
+    assert (rotated.actor_type, rotated.actor_user) == ("user", staff)
+    live = AgentToken.objects.get(agent=agent.agent, revoked_at__isnull=True)
+    assert rotated.data["prefix"] == live.prefix
+    client.post(reverse("admin:agents_agenttoken_changelist"), {"action": "revoke", "_selected_action": [live.pk]})
+    revoked = AuditEvent.objects.get(verb="agent.token_revoked", agent=agent.agent)
+    assert (revoked.actor_user, revoked.data) == (staff, {"prefix": live.prefix})
+    client.post(
+        reverse("admin:agents_agent_changelist"), {"action": "disable_agents", "_selected_action": [agent.agent.pk]}
+    )
+    agent.agent.refresh_from_db()
+    assert not agent.agent.enabled
+    assert AuditEvent.objects.filter(verb="agent.disabled", agent=agent.agent, actor_user=staff).exists()
+
+
 def test_pages_show_token_prefixes_and_never_hashes(staff, agent, client):
     client.force_login(staff)
     token = AgentToken.objects.get(agent=agent.agent)

@@ -1,6 +1,9 @@
+from datetime import timedelta
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from agents import services
 from agents.models import Agent, http_url_validator
 
 
@@ -22,16 +25,16 @@ class Command(BaseCommand):
                 raise CommandError(f"--endpoint must be an http or https URL, got {endpoint!r}") from None
         if Agent.objects.filter(slug=slug).exists():
             raise CommandError(f"An agent with slug {slug!r} exists; rotate its token with agent_token {slug} --rotate")
-        agent = Agent(slug=slug, name=name or slug, endpoint_url=endpoint, auth_header_value=auth_header)
-        if ttl_hours is not None:
-            from datetime import timedelta
-
-            agent.default_ttl = timedelta(hours=ttl_hours)
         try:
-            agent.full_clean()
+            _, raw = services.agent_register(
+                slug=slug,
+                name=name,
+                endpoint_url=endpoint,
+                auth_header_value=auth_header,
+                default_ttl=timedelta(hours=ttl_hours) if ttl_hours is not None else None,
+                via="agent_create",
+            )
         except ValidationError as exc:
             raise CommandError("; ".join(f"{k}: {' '.join(v)}" for k, v in exc.message_dict.items())) from None
-        agent.save()
-        _, raw = agent.issue_token(label="created by agent_create")
         self.stdout.write(f"Created agent {slug!r}. Ingest with: Authorization: Bearer <token>. Token (shown once):")
         self.stdout.write(raw)

@@ -1,5 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
+from agents import services
 from agents.models import Agent
 
 
@@ -25,17 +26,14 @@ class Command(BaseCommand):
                 )
             return
         if revoke:
-            tokens = agent.tokens.filter(revoked_at__isnull=True)
-            if revoke != "all":
-                tokens = tokens.filter(prefix__startswith=revoke)
-            count = 0
-            for token in tokens:
-                token.revoke()
-                count += 1
-            if not count:
+            revoked = services.tokens_revoke(agent, prefix=None if revoke == "all" else revoke, via="agent_token")
+            if not revoked:
                 raise CommandError(f"No live token of {slug!r} starts with {revoke!r}")
-            self.stdout.write(f"Revoked {count} token(s).")
+            self.stdout.write(f"Revoked {len(revoked)} token(s).")
             return
-        raw = agent.rotate_tokens(label="rotated") if rotate else agent.issue_token(label="issued")[1]
+        if rotate:
+            raw = services.tokens_rotate(agent, label="rotated", via="agent_token")
+        else:
+            raw = services.token_issue(agent, label="issued", via="agent_token")
         self.stdout.write(f"New ingest token for {slug!r} (shown once):")
         self.stdout.write(raw)

@@ -1,0 +1,126 @@
+"""Writes to the agent registry: registering and changing agents, issuing, rotating and revoking their
+ingest tokens. Every entry point (the Django admin, the management commands) goes through these.
+
+Each write runs in one transaction and sends the matching signal of ``agents.signals`` inside it, so the
+inbox's audit record of the change is committed with the change or not at all. ``user`` is the person
+acting (None from the command line); ``via`` names the entry point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from agents.models import Agent, AgentToken
+from agents.signals import agent_changed, token_issued, tokens_revoked
+
+
+@transaction.atomic
+def agent_register(
+    *,
+    slug: str,
+    name: str = "",
+    endpoint_url: str = "",
+    auth_header_value: str = "",
+    default_ttl: timedelta | None = None,
+    user: Any = None,
+    via: str = "",
+) -> tuple[Agent, str]:
+    """Create an agent (validated as the admin form validates it) and its first ingest token. Returns the
+    agent and the raw token, which is shown once and never stored. Raises ``ValidationError``."""
+    agent = Agent(slug=slug, name=name or slug, endpoint_url=endpoint_url, auth_header_value=auth_header_value)
+    if default_ttl is not None:
+        agent.default_ttl = default_ttl
+    agent.full_clean()
+    agent.save()
+    given = {"endpoint_url": endpoint_url, "auth_header_value": auth_header_value, "default_ttl": default_ttl}
+    fields = ["slug", "name", *(field for field, value in given.items() if value)]
+    agent_changed.send(sender=Agent, agent=agent, change="created", fields=fields, user=user, via=via)
+    _, raw = _issue(agent, label=f"created by {via}" if via else "created", revoked=None, user=user, via=via)
+    return agent, raw
+
+
+@transaction.atomic
+def agent_save(agent: Agent, *, created: bool, fields: list[str], user: Any = None, via: str = "") -> Agent:
+    """Save an agent edited in a form (the admin). ``fields`` names what changed, never the values."""
+    agent.save()
+    change = "created" if created else "changed"
+    agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, user=user, via=via)
+    return agent
+
+
+@transaction.atomic
+def agent_set_enabled(agent: Agent, *, enabled: bool, user: Any = None, via: str = "") -> None:
+    """Enable or disable an agent (a disabled agent's ingest is refused with 403)."""
+    Agent.objects.filter(pk=agent.pk).update(enabled=enabled)
+    agent.enabled = enabled
+    change = "enabled" if enabled else "disabled"
+    agent_changed.send(sender=Agent, agent=agent, change=change, fields=["enabled"], user=user, via=via)
+
+
+def _issue(
+    agent: Agent, *, label: str, revoked: list[AgentToken] | None, user: Any, via: str
+) -> tuple[AgentToken, str]:
+    token, raw = agent.issue_token(label=label)
+    token_issued.send(
+        sender=Agent,
+        agent=agent,
+        token=token,
+        rotated=revoked is not None,
+        revoked=revoked or [],
+        user=user,
+        via=via,
+    )
+    return token, raw
+
+
+@transaction.atomic
+def token_issue(agent: Agent, *, label: str = "issued", user: Any = None, via: str = "") -> str:
+    """A further ingest token beside the live ones. Returns the raw token (shown once)."""
+    return _issue(agent, label=label, revoked=None, user=user, via=via)[1]
+
+
+@transaction.atomic
+def tokens_rotate(agent: Agent, *, label: str = "rotated", user: Any = None, via: str = "") -> str:
+    """Revoke every live token of the agent and issue a new one. Returns the raw token (shown once)."""
+    live = list(AgentToken.objects.select_for_update().filter(agent=agent, revoked_at__isnull=True))
+    AgentToken.objects.filter(pk__in=[token.pk for token in live]).update(revoked_at=timezone.now())
+    return _issue(agent, label=label, revoked=live, user=user, via=via)[1]
+
+
+@transaction.atomic
+def tokens_revoke(agent: Agent, *, prefix: str | None = None, user: Any = None, via: str = "") -> list[AgentToken]:
+    """Revoke the agent's live tokens, or only those whose prefix starts with ``prefix``. Returns them
+    (an empty list when none matched)."""
+    live = AgentToken.objects.select_for_update().filter(agent=agent, revoked_at__isnull=True)
+    if prefix:
+        live = live.filter(prefix__startswith=prefix)
+    return _revoke(agent, list(live), all_live=not prefix, user=user, via=via)
+
+
+@transaction.atomic
+def token_list_revoke(tokens: Iterable[AgentToken], *, user: Any = None, via: str = "") -> list[AgentToken]:
+    """Revoke the given tokens (those still live), agent by agent. Returns the tokens revoked."""
+    by_agent: dict[int, list[AgentToken]] = {}
+    pks = [token.pk for token in tokens]
+    live = AgentToken.objects.select_for_update().filter(pk__in=pks, revoked_at__isnull=True).select_related("agent")
+    for token in live.order_by("agent_id", "pk"):
+        by_agent.setdefault(token.agent_id, []).append(token)
+    revoked: list[AgentToken] = []
+    for agent_tokens in by_agent.values():
+        revoked += _revoke(agent_tokens[0].agent, agent_tokens, all_live=False, user=user, via=via)
+    return revoked
+
+
+def _revoke(agent: Agent, tokens: list[AgentToken], *, all_live: bool, user: Any, via: str) -> list[AgentToken]:
+    now = timezone.now()
+    AgentToken.objects.filter(pk__in=[token.pk for token in tokens]).update(revoked_at=now)
+    for token in tokens:
+        token.revoked_at = now
+    if tokens:
+        tokens_revoked.send(sender=Agent, agent=agent, tokens=tokens, all_live=all_live, user=user, via=via)
+    return tokens

@@ -1,0 +1,64 @@
+"""The audit record of changes to the agent registry. ``agents`` is the lower layer and knows nothing of
+the inbox: its services send ``agents.signals`` inside their transaction, and these receivers (connected in
+``InboxConfig.ready``) write the audit events in that same transaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.models import Agent, AgentToken
+from agents.signals import agent_changed, token_issued, tokens_revoked
+from inbox.audit.record import Actor, audit, audit_event, audit_record
+
+
+def _actor(user: Any, via: str) -> Actor:
+    if user is not None and getattr(user, "is_authenticated", False):
+        return Actor.for_user(user)
+    return Actor.system(via or "system")
+
+
+def on_agent_changed(
+    *, agent: Agent, change: str, fields: list[str], user: Any = None, via: str = "", **kwargs: Any
+) -> None:
+    # Names only: values of the auth header are secrets and stay out of the log.
+    data = {"fields": fields} if change in ("created", "changed") else None
+    audit(actor=_actor(user, via), verb=f"agent.{change}", obj=agent, agent=agent, data=data)
+
+
+def on_token_issued(
+    *,
+    agent: Agent,
+    token: AgentToken,
+    rotated: bool,
+    revoked: list[AgentToken],
+    user: Any = None,
+    via: str = "",
+    **kwargs: Any,
+) -> None:
+    if rotated:
+        data = {"prefix": token.prefix, "revoked": [old.prefix for old in revoked]}
+        audit(actor=_actor(user, via), verb="agent.tokens_rotated", obj=agent, agent=agent, data=data)
+    else:
+        audit(actor=_actor(user, via), verb="agent.token_issued", obj=agent, agent=agent, data={"prefix": token.prefix})
+
+
+def on_tokens_revoked(
+    *, agent: Agent, tokens: list[AgentToken], all_live: bool, user: Any = None, via: str = "", **kwargs: Any
+) -> None:
+    actor = _actor(user, via)
+    if all_live:
+        data = {"prefixes": [token.prefix for token in tokens]}
+        audit(actor=actor, verb="agent.tokens_revoked", obj=agent, agent=agent, data=data)
+        return
+    audit_record(
+        *(
+            audit_event(actor=actor, verb="agent.token_revoked", obj=agent, agent=agent, data={"prefix": token.prefix})
+            for token in tokens
+        )
+    )
+
+
+def connect() -> None:
+    agent_changed.connect(on_agent_changed, sender=Agent, dispatch_uid="inbox.audit.agent_changed")
+    token_issued.connect(on_token_issued, sender=Agent, dispatch_uid="inbox.audit.token_issued")
+    tokens_revoked.connect(on_tokens_revoked, sender=Agent, dispatch_uid="inbox.audit.tokens_revoked")
