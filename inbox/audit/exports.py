@@ -3,7 +3,7 @@
 Exports stream rows in keyset-paginated batches (``id > last`` … ``LIMIT n``): memory stays flat however
 many rows match, and no database cursor stays open between two chunks sent to the client. Under ASGI the
 response gets an async iterator (a sync one would be buffered whole by Django); under WSGI a sync one.
-Every query starts from the team rule in ``inbox.selectors``.
+Every query starts from the team rule in ``inbox.access``.
 """
 
 from __future__ import annotations
@@ -16,41 +16,15 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django import forms
-from django.contrib.auth.models import Group
 from django.core.handlers.asgi import ASGIRequest
 from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 
-from inbox.access import visible_agents
+from inbox.access import visible_agents, visible_audit_events, visible_decisions, visible_teams
 from inbox.models import AuditEvent, Decision
 
 BATCH_SIZE = 2000
-
-
-def visible_teams(user) -> QuerySet[Group]:
-    if not user.is_authenticated:
-        return Group.objects.none()
-    if user.is_staff:
-        return Group.objects.all().order_by("name")
-    return user.groups.all().order_by("name")
-
-
-def visible_audit_events(user) -> QuerySet[AuditEvent]:
-    """Staff see the whole log; an approver sees the events about their teams' agents."""
-    if not user.is_authenticated:
-        return AuditEvent.objects.none()
-    if user.is_staff:
-        return AuditEvent.objects.all()
-    return AuditEvent.objects.filter(agent__in=visible_agents(user))
-
-
-def visible_decisions(user) -> QuerySet[Decision]:
-    if not user.is_authenticated:
-        return Decision.objects.none()
-    if user.is_staff:
-        return Decision.objects.all()
-    return Decision.objects.filter(item__agent__in=visible_agents(user))
 
 
 class AuditFilterForm(forms.Form):

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import Count
+from django.db.models import BooleanField, Case, Count, Value, When
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from inbox.access import visible_agents, visible_items
-from inbox.models import InboxItem, Resume
+from inbox.access import visible_agents, visible_items, visible_resumes
+from inbox.models import InboxItem, Resume, denial_q
 
 STATUS_COLORS = {
     "resolved": "#2f9e6e",
@@ -157,13 +157,14 @@ def build_report(*, user, days: int = 30) -> Report:
         {"value": chart_max * step // 4, "y": CHART_HEIGHT - CHART_BOTTOM - plot_height * step / 4} for step in range(5)
     ]
 
-    # Per agent: one pass over the decided items' (status, approved?, created, decided) — small columns only.
+    # Per agent: one pass over the decided items' (status, denied?, created, decided) — small columns only.
     agents = {agent.pk: agent for agent in visible_agents(user)}
     rows: dict[int, AgentRow] = {}
     durations: dict[int, list[float]] = {}
     all_durations: list[float] = []
-    values = items.values_list("agent_id", "status", "response_payload__approved", "created_at", "decided_at")
-    for agent_id, status, approved, created, decided in values.iterator(chunk_size=5000):
+    denied = Case(When(denial_q(), then=Value(True)), default=Value(False), output_field=BooleanField())
+    values = items.annotate(denied=denied).values_list("agent_id", "status", "denied", "created_at", "decided_at")
+    for agent_id, status, is_denied, created, decided in values.iterator(chunk_size=5000):
         agent = agents.get(agent_id)
         if agent is None:
             continue
@@ -171,9 +172,9 @@ def build_report(*, user, days: int = 30) -> Report:
         row.items += 1
         if status == InboxItem.Status.EXPIRED:
             row.expired += 1
-        if status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED):
+        if status in InboxItem.DECIDED:
             row.decided += 1
-            if status == InboxItem.Status.RESOLVED and approved is not False:
+            if status == InboxItem.Status.RESOLVED and not is_denied:
                 row.approved += 1
             if decided is not None:
                 seconds = max((decided - created).total_seconds(), 0.0)
@@ -194,7 +195,7 @@ def build_report(*, user, days: int = 30) -> Report:
     approved_total = sum(row.approved for row in agent_rows)
     expired_share = by_status.get("expired", 0) / total if total else 0.0
 
-    resumes = Resume.objects.filter(agent__in=visible_agents(user), created_at__gte=start)
+    resumes = visible_resumes(user).filter(created_at__gte=start)
     resume_states = dict.fromkeys([state.value for state in Resume.State], 0)
     for row in resumes.values("state").annotate(n=Count("id")):
         resume_states[row["state"]] = row["n"]

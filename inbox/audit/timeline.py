@@ -89,10 +89,9 @@ def thread_timeline(thread: Thread) -> list[Entry]:
             )
     decisions = Decision.objects.filter(item__thread=thread).select_related("user", "item").order_by("created_at")
     for decision in decisions:
-        denial = isinstance(decision.payload, dict) and decision.payload.get("approved") is False
         if decision.status == Decision.Status.CANCELLED:
             verb, tone = "cancelled", "bad"
-        elif denial:
+        elif decision.is_denial:
             verb, tone = "denied", "bad"
         else:
             verb, tone = "approved" if decision.item.reason in ("tool_call", "confirmation") else "answered", "ok"

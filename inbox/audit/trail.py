@@ -102,10 +102,10 @@ class Trail:
 
     @property
     def approved(self) -> bool | None:
-        payload = self.item.response_payload
+        """None unless resolved; then whether the answer was anything but a denial."""
         if self.item.status != InboxItem.Status.RESOLVED:
             return None
-        return not (isinstance(payload, dict) and payload.get("approved") is False)
+        return not self.item.is_denial
 
 
 def _resume_of(run: Run) -> Resume | None:

@@ -1,5 +1,5 @@
 """Audit pages: the audit log (with its exports), the tool-call trail, the thread timeline, stats, and
-the user's notification preferences. Every read starts from the team rule (``inbox.selectors``):
+the user's notification preferences. Every read starts from the team rule (``inbox.access``):
 what a user may not see is a 404, never a 403 that would confirm it exists."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from inbox.access import visible_agents, visible_items
+from inbox.access import visible_items, visible_threads
 from inbox.audit import stats as inbox_stats
 from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, export_response
 from inbox.audit.timeline import thread_timeline
 from inbox.audit.trail import build_trail
-from inbox.models import AuditEvent, Thread
+from inbox.models import AuditEvent
 
 
 @login_required
@@ -79,8 +79,7 @@ def tool_call_trail(request: HttpRequest, tool_call_id: str) -> HttpResponse:
 
 @login_required
 def thread_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    threads = Thread.objects.select_related("agent").filter(agent__in=visible_agents(request.user))
-    thread = get_object_or_404(threads, pk=pk)
+    thread = get_object_or_404(visible_threads(request.user).select_related("agent"), pk=pk)
     return render(request, "audit/thread.html", {"thread": thread, "entries": thread_timeline(thread)})
 
 

@@ -26,7 +26,7 @@ from inbox.audit.record import Actor, audit
 from inbox.expiry.services import run_is_past_expiry
 from inbox.limits import MAX_DECISION_COMMENT
 from inbox.live import push as live
-from inbox.models import Decision, InboxItem, Run
+from inbox.models import Decision, InboxItem, Run, is_denial
 
 BOOLEAN_APPROVAL_SCHEMA: dict = {
     "type": "object",
@@ -109,10 +109,6 @@ def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
         return [{"path": "", "message": f"the schema cannot be applied: {exc.__class__.__name__}: {exc}"}]
 
 
-def is_denial(payload: Any) -> bool:
-    return isinstance(payload, dict) and payload.get("approved") is False
-
-
 def requester_of(item: InboxItem) -> str:
     metadata = item.metadata if isinstance(item.metadata, dict) else {}
     value = metadata.get("requestedBy")
@@ -149,7 +145,7 @@ def check_open(item: InboxItem) -> None:
     if item.status == InboxItem.Status.OPEN:
         return
     extra: dict[str, Any] = {"state": item.status}
-    if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED):
+    if item.is_decided:
         extra["decision"] = {
             "status": item.status,
             "payload": item.response_payload,
@@ -165,10 +161,8 @@ def check_open(item: InboxItem) -> None:
 
 def check_claim(item: InboxItem, user) -> bool:
     """True when staff override someone else's claim (recorded in the audit)."""
-    if item.claimed_by_id is None or item.claimed_by_id == user.pk:
-        return False
-    if user.is_staff:
-        return True
+    if not access.locked_by_claim(user, item):
+        return access.overrides_claim(user, item)
     raise DecisionError(
         403,
         "claimed",

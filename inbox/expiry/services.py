@@ -155,10 +155,10 @@ def _publish_expired(rows: list[Row], *, note: str) -> None:
     for _pk, agent_id, *_rest in rows:
         by_agent[agent_id] = by_agent.get(agent_id, 0) + 1
     messages = [
-        ([f"inbox.agent.{agent_id}"], "items.expired", {"count": count, "note": note})
+        ([live.agent_group(agent_id)], "items.expired", {"count": count, "note": note})
         for agent_id, count in by_agent.items()
     ]
-    messages.append((["inbox.staff"], "items.expired", {"count": len(rows), "note": note}))
+    messages.append(([live.STAFF_GROUP], "items.expired", {"count": len(rows), "note": note}))
     live.publish_many_on_commit(messages)
 
 
@@ -225,7 +225,7 @@ def _open_siblings_of_lapsed(now: datetime) -> QuerySet[InboxItem]:
     Only decided items that lapsed within ``LAPSED_WINDOW`` are looked at, so the check stays an index
     range scan; older cases are caught by the guards at decision and send time."""
     lapsed = InboxItem.objects.filter(
-        status__in=[InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED],
+        status__in=InboxItem.DECIDED,
         expires_at__gt=now - LAPSED_WINDOW,
         expires_at__lte=now,
     )

@@ -15,7 +15,7 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Count, Q, QuerySet
 from django.http import QueryDict
 
-from inbox.access import visible_agents, visible_items, visible_runs
+from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
 from inbox.models import InboxItem, Run
 
 
@@ -50,7 +50,7 @@ CORE_REASONS = ("tool_call", "input_required", "confirmation")
 _TAB_FILTERS: dict[str, Q] = {
     "open": Q(status=InboxItem.Status.OPEN),
     "mine": Q(status=InboxItem.Status.OPEN),  # and held by the viewer: see list_rows
-    "decided": Q(status__in=[InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED]),
+    "decided": Q(status__in=InboxItem.DECIDED),
     "expired": Q(status=InboxItem.Status.EXPIRED),
     "all": Q(),
 }
@@ -139,7 +139,7 @@ def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
     )
     by_status = {status: n for status, n, _ in rows}
     mine = sum(held for status, _, held in rows if status == InboxItem.Status.OPEN)
-    decided = by_status.get(InboxItem.Status.RESOLVED, 0) + by_status.get(InboxItem.Status.CANCELLED, 0)
+    decided = sum(by_status.get(status, 0) for status in InboxItem.DECIDED)
     return {
         "open": by_status.get(InboxItem.Status.OPEN, 0),
         "mine": mine,
@@ -218,7 +218,7 @@ def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
     entry (or None while undecided), so the run page can show the input as it will be once all are decided."""
     from inbox.resumes.services import build_resume_input
 
-    decided = [item for item in items if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)]
+    decided = [item for item in items if item.is_decided]
     run_input = build_resume_input(run=run, items=decided, next_run_id="(a fresh runId, fixed when it is sent)")
     by_id = {entry["interruptId"]: entry for entry in run_input.get("resume") or []}
     entries = [
@@ -252,12 +252,10 @@ class Quorum:
 def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
     """The item's quorum when its agent asks for more than one approver; None otherwise. Counts the
     approvals the decision service counts: resolved, non-denying decisions still marked ``counts``."""
-    from inbox.decisions.services import is_denial
-
     required = max(1, item.agent.approvals_required)
     if required < 2:
         return None
-    votes = [d for d in decisions if d.counts and d.status == "resolved" and not is_denial(d.payload)]
+    votes = [d for d in decisions if d.counts and d.is_approval]
     return Quorum(required=required, approvers=list(dict.fromkeys(d.user.get_username() for d in votes)))
 
 
@@ -284,14 +282,14 @@ def comments_of(target: InboxItem | Run) -> list:
 def item_team(*, user, item: InboxItem, decisions: list) -> dict:
     """What the item page shows about the team: who holds the item and whether the viewer may decide it,
     whom it can be handed to, the quorum so far and the discussion."""
-    held_by_other = item.claimed_by_id is not None and item.claimed_by_id != user.pk
-    may_reassign = item.is_open and (not held_by_other or user.is_staff)
+    locked = locked_by_claim(user, item)
+    may_reassign = item.is_open and not locked
     quorum = item_quorum(item=item, decisions=decisions)
     return {
-        "holder_is_me": item.claimed_by_id is not None and item.claimed_by_id == user.pk,
+        "holder_is_me": item.held_by(user),
         # Only the holder decides a claimed item; staff may, and the service audits the override.
-        "claim_locked": item.is_open and held_by_other and not user.is_staff,
-        "claim_override": item.is_open and held_by_other and user.is_staff,
+        "claim_locked": item.is_open and locked,
+        "claim_override": item.is_open and overrides_claim(user, item),
         "may_reassign": may_reassign,
         "assignees": assignable_users(item) if may_reassign else [],
         "quorum": quorum,

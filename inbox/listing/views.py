@@ -11,12 +11,12 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadReque
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from inbox.access import visible_agents
+from inbox.access import locked_by_claim, visible_threads
 from inbox.decisions import forms
 from inbox.expiry.services import run_expiry_summary
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
-from inbox.models import InboxItem, Run, Thread
+from inbox.models import InboxItem, Run
 
 
 @login_required
@@ -82,9 +82,9 @@ def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _decision_words(item: InboxItem) -> str:
     if item.status == InboxItem.Status.CANCELLED:
         return "Cancelled"
-    payload = item.response_payload
-    if isinstance(payload, dict) and payload.get("approved") is False or payload is False:
+    if item.is_denial:
         return "Denied"
+    payload = item.response_payload
     if isinstance(payload, dict) and "editedArgs" in payload:
         return "Approved with edits"
     return "Approved" if isinstance(payload, dict) and payload.get("approved") is True else "Answered"
@@ -95,9 +95,7 @@ def _item_page(
 ) -> HttpResponse:
     siblings = page_selectors.run_items(item.run)
     errors = forms.field_errors(getattr(error, "errors", []) or [])
-    decided = sum(
-        1 for sibling in siblings if sibling.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)
-    )
+    decided = sum(1 for sibling in siblings if sibling.is_decided)
     decisions = list(item.decisions.select_related("user"))
     context = {
         "item": item,
@@ -130,8 +128,8 @@ def _run_page(
     context = {
         "run": run,
         "rows": rows,
-        # Open interrupts this user may decide here (not held by someone else).
-        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["held_by_other"]),
+        # Open interrupts this user may decide here (not locked by someone else's claim).
+        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["locked"]),
         "items": items,
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
@@ -147,7 +145,7 @@ def _run_row(item: InboxItem, post, user) -> dict[str, Any]:
         "item": item,
         "ui": None,
         "choice": post.get(f"decision-{item.pk}", "") if post else "",
-        "held_by_other": bool(item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff),
+        "locked": locked_by_claim(user, item),
     }
     if item.is_open:
         row["ui"] = forms.decision_ui(item)
@@ -160,7 +158,7 @@ def _run_row(item: InboxItem, post, user) -> dict[str, Any]:
 
 def _run_live_context(run: Run, items: list[InboxItem]) -> dict[str, Any]:
     resume = _resume_of(run)
-    decided = sum(1 for item in items if item.status in (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED))
+    decided = sum(1 for item in items if item.is_decided)
     preview = page_selectors.resume_preview(run=run, items=items) if resume is None else None
     return {
         "resume": resume,
@@ -193,5 +191,5 @@ def run_live(request: HttpRequest, pk: int) -> HttpResponse:
 @require_GET
 def thread_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A thread's timeline lives with the audit pages."""
-    get_object_or_404(Thread.objects.filter(agent__in=visible_agents(request.user)), pk=pk)
+    get_object_or_404(visible_threads(request.user), pk=pk)
     return redirect(f"/audit/threads/{pk}/")

@@ -16,24 +16,20 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from inbox import access
+from inbox.live.push import STAFF_GROUP, agent_group
 
 # Remember this many recent message ids to drop the copies that arrive through a second group.
 SEEN_IDS = 256
 
 
-SUBSCRIBABLE = {"item": access.visible_items, "run": access.visible_runs}
-
-
 @database_sync_to_async
 def groups_of(user: Any) -> list[str]:
-    if user.is_staff:
-        return ["inbox.staff"]
-    return [f"inbox.agent.{pk}" for pk in access.visible_agents(user).values_list("pk", flat=True)]
+    if access.sees_everything(user):
+        return [STAFF_GROUP]
+    return [agent_group(pk) for pk in access.visible_agents(user).values_list("pk", flat=True)]
 
 
-@database_sync_to_async
-def may_see(user: Any, kind: str, pk: int) -> bool:
-    return SUBSCRIBABLE[kind](user).filter(pk=pk).exists()
+may_see = database_sync_to_async(access.may_see)
 
 
 class InboxConsumer(AsyncJsonWebsocketConsumer):
@@ -69,7 +65,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse("subscribe", 'Expected {"subscribe": {"item": <id>}} or {"subscribe": {"run": <id>}}.')
             return
         ((kind, pk),) = subscribe.items()
-        if kind not in SUBSCRIBABLE:
+        if kind not in access.VISIBLE_BY_KIND:
             await self.refuse(f"subscribe.{kind}", "Only an item or a run can be subscribed to.")
             return
         if isinstance(pk, bool) or not isinstance(pk, int | str) or not str(pk).isdigit():

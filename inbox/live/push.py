@@ -30,8 +30,15 @@ log = logging.getLogger(__name__)
 MAX_MERGED = 200  # events per merged channel-layer message
 
 
+STAFF_GROUP = "inbox.staff"
+
+
+def agent_group(agent_id: int) -> str:
+    return f"inbox.agent.{agent_id}"
+
+
 def groups_for(*, agent_id: int, item_id: int | None = None, run_id: int | None = None) -> list[str]:
-    groups = ["inbox.staff", f"inbox.agent.{agent_id}"]
+    groups = [STAFF_GROUP, agent_group(agent_id)]
     if item_id is not None:
         groups.append(f"inbox.item.{item_id}")
     if run_id is not None:

@@ -7,6 +7,8 @@ State machines (see docs in README):
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
@@ -15,6 +17,17 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.core.fields import RowsJSONField
+
+
+def is_denial(payload: Any) -> bool:
+    """What counts as a denial, everywhere: ``{"approved": false}`` (the spec's tool approval and
+    confirmation), or a bare ``false`` answering a boolean ``responseSchema``."""
+    return payload is False or (isinstance(payload, dict) and payload.get("approved") is False)
+
+
+def denial_q(field: str = "response_payload") -> models.Q:
+    """``is_denial`` as a database condition on the JSON column ``field``."""
+    return models.Q(**{f"{field}__approved": False}) | models.Q(**{field: False})
 
 
 class Thread(models.Model):
@@ -112,6 +125,8 @@ class InboxItem(models.Model):
         EXPIRED = "expired", "Expired"
 
     TERMINAL = (Status.RESOLVED, Status.CANCELLED, Status.EXPIRED)
+    # Decided by a person (as opposed to open or expired): the statuses a resume carries.
+    DECIDED = (Status.RESOLVED, Status.CANCELLED)
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="items", db_index=False)
     thread = models.ForeignKey(Thread, on_delete=models.CASCADE, related_name="items")
@@ -185,6 +200,24 @@ class InboxItem(models.Model):
         return self.status == self.Status.OPEN
 
     @property
+    def is_decided(self) -> bool:
+        return self.status in self.DECIDED
+
+    @property
+    def is_denial(self) -> bool:
+        """Resolved with a denial (see ``is_denial``)."""
+        return self.status == self.Status.RESOLVED and is_denial(self.response_payload)
+
+    def held_by(self, user: Any) -> bool:
+        """``user`` holds (has claimed) this item."""
+        return self.claimed_by_id is not None and self.claimed_by_id == user.pk
+
+    def held_by_other(self, user: Any) -> bool:
+        """Someone other than ``user`` holds this item. Whether that stops ``user`` deciding it is
+        ``inbox.access.locked_by_claim``."""
+        return self.claimed_by_id is not None and self.claimed_by_id != user.pk
+
+    @property
     def tool_name(self) -> str:
         return (self.tool_call or {}).get("name", "")
 
@@ -218,6 +251,15 @@ class Decision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user_id} {self.status} item {self.item_id}"
+
+    @property
+    def is_denial(self) -> bool:
+        return self.status == self.Status.RESOLVED and is_denial(self.payload)
+
+    @property
+    def is_approval(self) -> bool:
+        """An approval (or answer) that counts towards a quorum when ``counts`` is still set."""
+        return self.status == self.Status.RESOLVED and not is_denial(self.payload)
 
 
 class Resume(models.Model):

@@ -42,7 +42,7 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
 @transaction.atomic
 def item_claim(*, item_id: int, user) -> InboxItem:
     item = _locked_visible_item(item_id=item_id, user=user)
-    if item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff:
+    if access.locked_by_claim(user, item):
         raise DecisionError(
             409,
             "claimed",
@@ -57,7 +57,7 @@ def item_unclaim(*, item_id: int, user) -> InboxItem:
     item = _locked_visible_item(item_id=item_id, user=user)
     if item.claimed_by_id is None:
         return item
-    if item.claimed_by_id != user.pk and not user.is_staff:
+    if access.locked_by_claim(user, item):
         raise DecisionError(403, "claimed", "Only the holder or staff can release this claim.")
     return _set_claim(item=item, holder=None, actor_user=user, verb="item.unclaimed")
 
@@ -65,7 +65,7 @@ def item_unclaim(*, item_id: int, user) -> InboxItem:
 @transaction.atomic
 def item_assign(*, item_id: int, user, assignee) -> InboxItem:
     item = _locked_visible_item(item_id=item_id, user=user)
-    if item.claimed_by_id and item.claimed_by_id != user.pk and not user.is_staff:
+    if access.locked_by_claim(user, item):
         raise DecisionError(403, "claimed", "Only the holder or staff can reassign this item.")
     if not access.visible_items(assignee).filter(pk=item_id).exists():
         raise DecisionError(

@@ -27,12 +27,11 @@ from celery import shared_task
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 from django.db import transaction
-from django.db.models import Q
 from django.template.loader import render_to_string
 from django.utils import timezone
 
 from agents.models import Agent
-from inbox.access import approvers_of
+from inbox.access import approvers_of, deciding_agents
 from inbox.audit.record import Actor, audit
 from inbox.core import background
 from inbox.core.sql import id_set, update_returning
@@ -304,13 +303,9 @@ def send_digests() -> int:
         ).update(digest_last_sent_at=now)
         if not claimed:
             continue
-        # The agents this user decides for: those of their teams, and (staff) those with no team at all.
-        deciding = Q(agent__teams__in=pref.user.groups.all())
-        if pref.user.is_staff:
-            deciding |= Q(agent__teams__isnull=True)
         items = list(
             InboxItem.objects.filter(
-                deciding,
+                agent__in=deciding_agents(pref.user),
                 status=InboxItem.Status.OPEN,
                 created_at__gt=since,
                 created_at__lte=now,

@@ -9,6 +9,9 @@ from typing import Any
 from django import template
 from django.utils import timezone
 
+from inbox import access
+from inbox.decisions.services import needs_form_input
+
 register = template.Library()
 
 CORE_REASONS = {"tool_call": "Tool call", "input_required": "Input required", "confirmation": "Confirmation"}
@@ -135,6 +138,23 @@ def avatar_hue(user: Any) -> int:
 @register.filter
 def needs_form(item: Any) -> bool:
     """True when a bulk approve/deny cannot decide the item: it needs an answer from its own form."""
-    from inbox.decisions.services import needs_form_input
-
     return needs_form_input(item)
+
+
+@register.filter
+def held_by(item: Any, user: Any) -> bool:
+    """``{% if item|held_by:user %}``: the viewer holds the item (``InboxItem.held_by``)."""
+    return item.held_by(user)
+
+
+@register.filter
+def held_by_other(item: Any, user: Any) -> bool:
+    """``{% if item|held_by_other:user %}``: someone else holds the item (``InboxItem.held_by_other``)."""
+    return item.held_by_other(user)
+
+
+@register.filter(name="locked_by_claim")
+def locked_by_claim_filter(item: Any, user: Any) -> bool:
+    """``{% if item|locked_by_claim:user %}``: someone else's claim stops the viewer deciding the item
+    (``inbox.access.locked_by_claim``)."""
+    return access.locked_by_claim(user, item)
