@@ -1,11 +1,27 @@
 """Every size limit the inbox enforces on what people and agents send, in one place.
 
-The services enforce them; the API schema, the forms and the templates read them from here.
+The services enforce them; the API schema, the forms and the templates read them from here (templates with
+``{% limit "MAX_DECISION_COMMENT" %}``). The two ingest limits are deployment settings (environment
+variables, see the README), read when they are used so that a changed setting applies at once.
 """
 
 from __future__ import annotations
+
+from django.conf import settings
 
 MAX_BULK_ITEMS = 500  # items in one bulk decision
 MAX_DECISION_COMMENT = 5000  # characters in the comment that goes with a decision
 MAX_DISCUSSION_COMMENT = 10_000  # characters in a comment on an item's or run's discussion
 MAX_ANSWER_BYTES = 256 * 1024  # bytes of a form answer or edited arguments typed in the page
+MAX_START_MESSAGE = 20_000  # characters of the message that starts a run on an agent
+MAX_ID_LENGTH = 255  # characters of an AG-UI id the inbox stores (threadId, runId, interrupt id)
+
+
+def max_ingest_bytes() -> int:
+    """Bytes of one ``POST /api/v1/runs`` body (``INBOX_INGEST_MAX_BYTES``; 413 above it)."""
+    return settings.INBOX_INGEST_MAX_BYTES
+
+
+def max_interrupts_per_run() -> int:
+    """Interrupts in one run (``INBOX_MAX_INTERRUPTS_PER_RUN``; 400 above it)."""
+    return settings.INBOX_MAX_INTERRUPTS_PER_RUN

@@ -8,7 +8,7 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -17,6 +17,7 @@ from inbox.audit import stats as inbox_stats
 from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, export_response
 from inbox.audit.timeline import thread_timeline
 from inbox.audit.trail import build_trail
+from inbox.core.errors import ApplicationError
 from inbox.models import AuditEvent
 
 
@@ -51,13 +52,14 @@ def _known_verbs() -> list[str]:
 @require_GET
 def audit_export(request: HttpRequest, kind: str, fmt: str) -> HttpResponse:
     if kind not in EXPORTS:
-        return JsonResponse({"error": "invalid", "field": "kind", "detail": "Export decisions or events."}, status=404)
+        return ApplicationError(404, "invalid", "Export decisions or events.", field="kind").json_response()
     if fmt not in FORMATS:
-        return JsonResponse({"error": "invalid", "field": "format", "detail": "Format is csv or json."}, status=404)
+        return ApplicationError(404, "invalid", "Format is csv or json.", field="format").json_response()
     form = AuditFilterForm(request.GET, user=request.user)
     if not form.is_valid():
         field_name, message = form.first_error()
-        return JsonResponse({"error": "invalid_filter", "field": field_name, "detail": message}, status=400)
+        refusal = ApplicationError(400, "invalid_filter", message, errors=[{"path": field_name, "message": message}])
+        return refusal.json_response()
     return export_response(request=request, form=form, kind=kind, fmt=fmt)
 
 

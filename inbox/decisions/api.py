@@ -3,27 +3,46 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from inbox.decisions.services import BULK_ACTIONS, DecisionError, decision_bulk, decision_submit
+from inbox.core.errors import StrictCharField, StrictIntegerField, read_input
+from inbox.decisions.services import BULK_ACTIONS, check_visible, decision_bulk, decision_submit
 from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
 from inbox.listing.serializers import ItemSerializer
 from inbox.models import Decision
-from inbox.teams.api import error_response, field_error
 
+
+class DecisionInputSerializer(serializers.Serializer):
+    """The body of ``POST /api/v1/items/<id>/decision``."""
+
+    status = serializers.ChoiceField(choices=Decision.Status.choices)
+    payload = serializers.JSONField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="The answer, valid against the item's responseSchema. Omit when cancelled.",
+    )
+    comment = StrictCharField(required=False, allow_blank=True, max_length=MAX_DECISION_COMMENT)
+
+
+# The same body for the OpenAPI document, inline (clients read it without resolving components).
 DECISION_BODY_SCHEMA = {
     "type": "object",
     "required": ["status"],
     "properties": {
-        "status": {"type": "string", "enum": ["resolved", "cancelled"]},
-        "payload": {"description": "The answer, valid against the item's responseSchema. Omit when cancelled."},
-        "comment": {"type": "string", "maxLength": 5000},
+        "status": {"type": "string", "enum": Decision.Status.values},
+        "payload": {"description": DecisionInputSerializer().fields["payload"].help_text},
+        "comment": {"type": "string", "nullable": True, "maxLength": MAX_DECISION_COMMENT},
     },
 }
+
+
+# The error code of a refused body, by its first offending field.
+DECISION_INPUT_CODES = {"status": "invalid_status", "comment": "invalid_comment", "body": "invalid_body"}
 
 
 DECISION_ERROR_SCHEMA = {
@@ -94,39 +113,11 @@ class ItemDecisionApi(APIView):
         ],
     )
     def post(self, request: Request, pk: int) -> Response:
-        body = request.data
-        if not isinstance(body, dict):
-            return Response(
-                {
-                    "error": "invalid_body",
-                    "detail": "The body must be a JSON object.",
-                    "field": "body",
-                    "errors": [{"path": "body", "message": "must be a JSON object"}],
-                },
-                status=400,
-            )
-        comment = body.get("comment", "")
-        if comment is None:
-            comment = ""
-        if not isinstance(comment, str):  # its length is checked by decision_submit
-            return Response(
-                {
-                    "error": "invalid_comment",
-                    "detail": "comment must be a string.",
-                    "field": "comment",
-                    "errors": [{"path": "comment", "message": "must be a string"}],
-                },
-                status=400,
-            )
-        try:
-            outcome = decision_submit(
-                item_id=pk, user=request.user, status=body.get("status"), payload=body.get("payload"), comment=comment
-            )
-        except DecisionError as error:
-            data = error.as_dict()
-            if error.errors:
-                data.setdefault("field", error.errors[0]["path"])
-            return Response(data, status=error.status)
+        check_visible(pk, request.user)
+        body = read_input(DecisionInputSerializer, request.data, codes=DECISION_INPUT_CODES)
+        outcome = decision_submit(
+            item_id=pk, user=request.user, status=body["status"], payload=body["payload"], comment=body.get("comment")
+        )
         return Response(
             {
                 "item": ItemSerializer(outcome.item, context={"request": request}).data,
@@ -139,35 +130,36 @@ class ItemDecisionApi(APIView):
         )
 
 
+class BulkDecisionInputSerializer(serializers.Serializer):
+    """The body of ``POST /api/v1/items/bulk-decision``."""
+
+    ids = serializers.ListField(
+        child=StrictIntegerField(),
+        min_length=1,
+        max_length=MAX_BULK_ITEMS,
+        error_messages={
+            "empty": "a non-empty array of item ids is required",
+            "min_length": "a non-empty array of item ids is required",
+            "max_length": f"at most {MAX_BULK_ITEMS} items at once",
+        },
+    )
+    action = serializers.ChoiceField(choices=list(BULK_ACTIONS))
+    comment = StrictCharField(required=False, allow_blank=True, max_length=MAX_DECISION_COMMENT)
+
+
 class BulkDecisionApi(APIView):
     @extend_schema(
         summary="Approve, deny or cancel many items that need no form input",
         description="Each item gets its own decision and audit event; one failure does not block the rest. "
         "The answer lists each item's result in the order given.",
-        request=inline_serializer(
-            "BulkDecisionInput",
-            {
-                "ids": serializers.ListField(child=serializers.IntegerField()),
-                "action": serializers.ChoiceField(choices=list(BULK_ACTIONS)),
-                "comment": serializers.CharField(required=False, max_length=MAX_DECISION_COMMENT),
-            },
-        ),
+        request=BulkDecisionInputSerializer,
         responses={200: OpenApiResponse(description='{"results": [{"id", "ok", "status"|"error", "detail"}]}')},
     )
     def post(self, request: Request) -> Response:
-        data = request.data if isinstance(request.data, dict) else {}
-        ids = data.get("ids")
-        if not isinstance(ids, list) or not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
-            return field_error("ids", "a non-empty array of item ids is required")
-        if len(ids) > MAX_BULK_ITEMS:
-            return field_error("ids", f"at most {MAX_BULK_ITEMS} items at once")
-        comment = data.get("comment", "")
-        if not isinstance(comment, str):
-            return field_error("comment", "must be a string")
-        try:
-            results = decision_bulk(item_ids=ids, user=request.user, action=data.get("action"), comment=comment)
-        except DecisionError as error:
-            return error_response(error)
+        body = read_input(BulkDecisionInputSerializer, request.data, codes={"action": "invalid_action"})
+        results = decision_bulk(
+            item_ids=body["ids"], user=request.user, action=body["action"], comment=body.get("comment", "")
+        )
         return Response(
             {
                 "results": results,

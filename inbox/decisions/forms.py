@@ -17,14 +17,12 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
+from inbox.core.errors import ApplicationError
 from inbox.decisions.services import default_schema_for
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT
 from inbox.models import InboxItem
 
 ACTIONS = ("approve", "deny", "edit", "answer", "cancel")
-
-
-MAX_COMMENT = MAX_DECISION_COMMENT
 
 
 # Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.
@@ -58,16 +56,11 @@ _RENDERABLE_TYPES = {"string", "number", "integer", "boolean", "object", "array"
 _REQUIRED = re.compile(r"^'(?P<name>.+)' is a required property$")
 
 
-class DecisionInputError(Exception):
+class DecisionInputError(ApplicationError):
     """A form that could not even be turned into a payload (bad JSON, unknown action)."""
 
-    status = 400
-
     def __init__(self, message: str, errors: list[dict] | None = None):
-        super().__init__(message)
-        self.code = "invalid_input"
-        self.message = message
-        self.errors = errors or []
+        super().__init__(400, "invalid_input", message, errors=errors)
 
 
 @dataclass
@@ -250,8 +243,8 @@ def _parse_json(text: str, path: str) -> Any:
 
 def read_comment(post: QueryDict) -> str:
     comment = post.get("comment", "").strip()
-    if len(comment) > MAX_COMMENT:
-        raise DecisionInputError(f"The comment is longer than {MAX_COMMENT} characters.")
+    if len(comment) > MAX_DECISION_COMMENT:
+        raise DecisionInputError(f"The comment is longer than {MAX_DECISION_COMMENT} characters.")
     return comment
 
 

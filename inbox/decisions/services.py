@@ -14,15 +14,18 @@ the one that closes the run's last open item sees the others and creates the res
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+import referencing.exceptions
 from django.db import transaction
 from django.utils import timezone
 
 from inbox import access
 from inbox.audit.record import Actor, audit
+from inbox.core.errors import ApplicationError
 from inbox.expiry.services import run_is_past_expiry
 from inbox.limits import MAX_DECISION_COMMENT
 from inbox.live import push as live
@@ -45,21 +48,11 @@ def check_comment_length(text: str, *, limit: int, path: str) -> None:
         )
 
 
-class DecisionError(Exception):
-    def __init__(self, status: int, code: str, message: str, errors: list[dict] | None = None, **extra: Any):
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.errors = errors or []
-        self.extra = extra
+class DecisionError(ApplicationError):
+    """A refused decision, claim, assignment or comment; ``errors`` are ``[{"path", "message"}]``."""
 
-    def as_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"error": self.code, "detail": self.message}
-        if self.errors:
-            body["errors"] = self.errors
-        body.update(self.extra)
-        return body
+    def __init__(self, status: int, code: str, message: str, errors: list[dict] | None = None, **extra: Any):
+        super().__init__(status, code, message, errors=errors, **extra)
 
 
 @dataclass
@@ -95,6 +88,18 @@ def _error_path(error: jsonschema.ValidationError) -> str:
     return ".".join(str(part) for part in path)
 
 
+# What applying a stored schema can raise that is the schema's fault, not the inbox's: an unresolvable $ref,
+# a type or format the validator does not know, a pattern that is not a regular expression. Anything else
+# is a bug and must surface as one (a 500 and a logged traceback), not as a refused answer.
+SCHEMA_APPLICATION_ERRORS = (
+    jsonschema.exceptions.SchemaError,
+    jsonschema.exceptions.UnknownType,
+    jsonschema.exceptions.FormatError,
+    referencing.exceptions.Unresolvable,
+    re.error,
+)
+
+
 def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
     """Every problem with ``payload`` under ``schema``: ``[{"path": "year", "message": ...}]``.
     No ``$ref`` is ever fetched: an unresolvable reference is reported as an error."""
@@ -105,7 +110,7 @@ def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
         validator = validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER)
         errors = sorted(validator.iter_errors(payload), key=lambda e: (list(e.absolute_path), e.message))
         return [{"path": _error_path(error), "message": error.message} for error in errors]
-    except Exception as exc:  # a broken schema, or an unresolvable $ref (never fetched)
+    except SCHEMA_APPLICATION_ERRORS as exc:  # a schema jsonschema cannot apply, or a $ref (never fetched)
         return [{"path": "", "message": f"the schema cannot be applied: {exc.__class__.__name__}: {exc}"}]
 
 
@@ -182,9 +187,14 @@ def _canonical(payload: Any) -> str:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"))
 
 
-def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, comment: str = "") -> DecisionOutcome:
-    if not access.visible_items(user).filter(pk=item_id).exists():
+def check_visible(item_id: int, user) -> None:
+    """What the user may not see does not exist for them: 404, before anything about the request is judged."""
+    if not access.may_see(user, "item", item_id):
         raise DecisionError(404, "not_found", "No such item.")
+
+
+def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, comment: str = "") -> DecisionOutcome:
+    check_visible(item_id, user)
     check_status(status, payload)
     comment = (comment or "").strip()
     check_comment_length(comment, limit=MAX_DECISION_COMMENT, path="comment")

@@ -9,9 +9,10 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from inbox import access
+from inbox.core.errors import ApplicationError
 from inbox.decisions import forms
 from inbox.decisions import services as decisions
-from inbox.decisions.services import BULK_ACTIONS, DecisionError, decision_submit
+from inbox.decisions.services import BULK_ACTIONS, decision_submit
 from inbox.limits import MAX_BULK_ITEMS
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
@@ -27,7 +28,7 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
         outcome = decision_submit(
             item_id=item.pk, user=request.user, status=status, payload=payload, comment=forms.read_comment(request.POST)
         )
-    except (forms.DecisionInputError, DecisionError) as error:
+    except ApplicationError as error:
         item.refresh_from_db()
         return _item_page(request, item, error=error, post=request.POST, status=error.status)
     if outcome.closed:
@@ -55,7 +56,7 @@ def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
             and (choice := forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", ""))) is not None
         ]
         decisions.decision_submit_run(run=run, user=request.user, choices=choices, comment=comment)
-    except (forms.DecisionInputError, DecisionError) as error:
+    except ApplicationError as error:
         return _run_page(request, run, error=error, post=request.POST, status=error.status)
     messages.success(request, f"{len(choices)} decision{'s' if len(choices) != 1 else ''} recorded.")
     return redirect(run)
@@ -106,7 +107,7 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
     else:
         try:  # decision_bulk refuses an over-long comment before deciding anything
             results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
-        except DecisionError as error:
+        except ApplicationError as error:
             request.session["bulk_result"] = {"error": error.message}
         else:
             request.session["bulk_result"] = _summary(request.user, action, results)

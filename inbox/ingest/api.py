@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -15,11 +14,11 @@ from rest_framework.views import APIView
 
 from agents.auth import AgentTokenAuthentication
 from agents.models import Agent
-from inbox import access
-from inbox.core.errors import ERROR_SCHEMA
-from inbox.ingest.parser import IngestError, parse_body, read_run
+from inbox import access, limits
+from inbox.core.errors import ERROR_SCHEMA, ApplicationError
+from inbox.ingest.parser import parse_body, read_run
 from inbox.ingest.services import run_ingest
-from inbox.ingest.start import RunStartError, run_start
+from inbox.ingest.start import run_start
 from inbox.listing.serializers import RunSerializer, run_summary
 
 
@@ -64,7 +63,12 @@ RUN_FINISHED_SCHEMA = {
             "type": "object",
             "properties": {
                 "type": {"type": "string", "enum": ["interrupt", "success", "cancelled"]},
-                "interrupts": {"type": "array", "minItems": 1, "maxItems": 100, "items": INTERRUPT_SCHEMA},
+                "interrupts": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": limits.max_interrupts_per_run(),
+                    "items": INTERRUPT_SCHEMA,
+                },
             },
         },
     },
@@ -142,36 +146,37 @@ class RunIngestApi(APIView):
     )
     def post(self, request: Request) -> Response:
         agent: Agent = request.auth
-        limit = settings.INBOX_INGEST_MAX_BYTES
-        too_big = Response(
-            {
-                "error": "body_too_large",
-                "field": "body",
-                "rule": "max_bytes",
-                "detail": f"The body is larger than the {limit}-byte limit.",
-            },
-            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        )
-        try:
-            declared = int(request.META.get("CONTENT_LENGTH") or 0)
-        except ValueError:
-            declared = 0
-        if declared > limit:
-            return too_big
-        try:
-            body = request.body
-        except RequestDataTooBig:
-            return too_big
-        if len(body) > limit:
-            return too_big
-        try:
-            raw_events, prefix = parse_body(body, request.content_type or "")
-            record = read_run(raw_events, prefix)
-            result = run_ingest(agent=agent, record=record)
-        except IngestError as error:
-            return Response(error.as_dict(), status=error.status)
+        body = _limited_body(request)
+        raw_events, prefix = parse_body(body, request.content_type or "")
+        record = read_run(raw_events, prefix)
+        result = run_ingest(agent=agent, record=record)
         data = run_summary(result.run, request)
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
+
+
+def _limited_body(request: Request) -> bytes:
+    """The raw body, refused with 413 above ``limits.max_ingest_bytes()`` (declared or actual size)."""
+    limit = limits.max_ingest_bytes()
+    too_big = ApplicationError(
+        status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        "body_too_large",
+        f"The body is larger than the {limit}-byte limit.",
+        field="body",
+        rule="max_bytes",
+    )
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared > limit:
+        raise too_big
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        raise too_big from None
+    if len(body) > limit:
+        raise too_big
+    return body
 
 
 class AgentWhoAmIApi(APIView):
@@ -188,8 +193,8 @@ class AgentWhoAmIApi(APIView):
 
 class RunStartApi(APIView):
     class InputSerializer(serializers.Serializer):
-        message = serializers.CharField(max_length=20_000, trim_whitespace=True)
-        threadId = serializers.CharField(max_length=255, required=False, allow_blank=False)
+        message = serializers.CharField(max_length=limits.MAX_START_MESSAGE, trim_whitespace=True)
+        threadId = serializers.CharField(max_length=limits.MAX_ID_LENGTH, required=False, allow_blank=False)
 
     @extend_schema(
         operation_id="agents_runs_start",
@@ -217,14 +222,11 @@ class RunStartApi(APIView):
         agent = get_object_or_404(access.visible_agents(request.user), slug=slug)
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            started = run_start(
-                agent=agent,
-                user=request.user,
-                message=body.validated_data["message"],
-                thread_id=body.validated_data.get("threadId"),
-            )
-        except RunStartError as error:
-            return Response(error.as_dict(), status=error.status)
+        started = run_start(
+            agent=agent,
+            user=request.user,
+            message=body.validated_data["message"],
+            thread_id=body.validated_data.get("threadId"),
+        )
         data = RunSerializer(started.run, context={"request": request}).data
         return Response(data, status=status.HTTP_201_CREATED if started.created else status.HTTP_200_OK)

@@ -22,6 +22,8 @@ from ag_ui.core import Event, EventType
 from django.conf import settings
 from pydantic import TypeAdapter, ValidationError
 
+from inbox.core.errors import ApplicationError
+
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 
 
@@ -42,31 +44,27 @@ class FieldError:
         return {"field": self.field, "rule": self.rule, "message": self.message}
 
 
-class IngestError(Exception):
-    """A refused body: HTTP status, a machine code and the field errors."""
+class IngestError(ApplicationError):
+    """A refused body: HTTP status, a machine code and the field errors, each naming the rule it broke
+    (``errors: [{"field", "rule", "message"}]``, with the first one's ``field`` and ``rule`` on top)."""
 
     def __init__(self, status: int, code: str, message: str, errors: list[FieldError] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.errors = errors or []
-        self.extra: dict[str, Any] = {}
+        errors = errors or []
+        rule = {"rule": errors[0].rule} if errors else {}
+        super().__init__(
+            status,
+            code,
+            message,
+            field=errors[0].field if errors else None,
+            errors=[error.as_dict() for error in errors],
+            **rule,
+        )
 
     def with_open_items(self, items: list[dict]) -> IngestError:
         self.extra["openItems"] = [
             {"id": item["pk"], "interruptId": item["interrupt_id"], "runId": item["run__run_id"]} for item in items
         ]
         return self
-
-    def as_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"error": self.code, "detail": self.message}
-        if self.errors:
-            body["errors"] = [error.as_dict() for error in self.errors]
-            body["field"] = self.errors[0].field
-            body["rule"] = self.errors[0].rule
-        body.update(self.extra)
-        return body
 
 
 def _invalid(field: str, rule: str, message: str) -> IngestError:

@@ -15,22 +15,12 @@ from ag_ui.core import RunAgentInput, UserMessage
 
 from agents.client import AgentCallError, run_agent
 from agents.models import Agent
+from inbox import limits
 from inbox.audit.record import Actor
+from inbox.core.errors import ApplicationError
 from inbox.ingest.parser import IngestError, read_run
 from inbox.ingest.services import run_ingest
 from inbox.models import InboxItem, Run, Thread
-
-
-class RunStartError(Exception):
-    def __init__(self, status: int, code: str, message: str, **extra: Any):
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"error": self.code, "detail": self.message, **self.extra}
 
 
 @dataclass
@@ -72,7 +62,7 @@ def check_thread_idle(*, agent: Agent, thread_id: str) -> None:
         return
     open_items = list(thread.items.filter(status=InboxItem.Status.OPEN).values("pk", "interrupt_id", "run__run_id"))
     if open_items:
-        raise RunStartError(
+        raise ApplicationError(
             409,
             "thread_has_open_interrupts",
             f"Thread {thread_id!r} has {len(open_items)} open interrupt(s); decide them before starting a new run.",
@@ -82,38 +72,64 @@ def check_thread_idle(*, agent: Agent, thread_id: str) -> None:
         )
 
 
+def check_start_input(message: str, thread_id: str | None) -> None:
+    if thread_id is not None and len(thread_id) > limits.MAX_ID_LENGTH:
+        raise ApplicationError(
+            400,
+            "invalid_thread",
+            f"A threadId is at most {limits.MAX_ID_LENGTH} characters.",
+            errors=[{"path": "threadId", "message": f"must be at most {limits.MAX_ID_LENGTH} characters"}],
+        )
+    if not message.strip():
+        raise ApplicationError(
+            400,
+            "invalid_message",
+            "Write a message for the agent.",
+            errors=[{"path": "message", "message": "must not be empty"}],
+        )
+    if len(message) > limits.MAX_START_MESSAGE:
+        raise ApplicationError(
+            400,
+            "invalid_message",
+            f"The message is at most {limits.MAX_START_MESSAGE} characters ({len(message)} given).",
+            errors=[{"path": "message", "message": f"must be at most {limits.MAX_START_MESSAGE} characters"}],
+        )
+
+
 def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> StartedRun:
-    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started)."""
+    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started).
+    Refusals are ``ApplicationError`` (an IngestError when the run cannot be stored)."""
+    check_start_input(message, thread_id)
     if not agent.enabled:
-        raise RunStartError(409, "agent_disabled", f"Agent {agent.slug!r} is disabled.")
+        raise ApplicationError(409, "agent_disabled", f"Agent {agent.slug!r} is disabled.")
     if not agent.endpoint_url:
-        raise RunStartError(409, "no_endpoint", f"Agent {agent.slug!r} has no AG-UI endpoint URL to start runs on.")
+        raise ApplicationError(409, "no_endpoint", f"Agent {agent.slug!r} has no AG-UI endpoint URL to start runs on.")
     thread_id = thread_id or f"thread-{uuid.uuid4().hex[:16]}"
     check_thread_idle(agent=agent, thread_id=thread_id)
     run_input = build_start_input(agent=agent, thread_id=thread_id, message=message)
     try:
         raw_events = run_agent(agent=agent, run_input=run_input)
     except AgentCallError as error:
-        raise RunStartError(502, "agent_unreachable" if error.retryable else "agent_bad_reply", error.message) from None
+        raise ApplicationError(
+            502, "agent_unreachable" if error.retryable else "agent_bad_reply", error.message
+        ) from None
     try:
         record = read_run(raw_events, "events", allow_error=True)
     except IngestError as error:
-        raise RunStartError(
+        raise ApplicationError(
             502,
             "agent_bad_reply",
             f"The agent's reply breaks the AG-UI contract: {error.message}",
-            field=error.errors[0].field if error.errors else "",
+            field=error.field or "",
         ) from None
     record.thread_id = record.thread_id or thread_id
     record.run_id = record.run_id or run_input["runId"]
     if record.thread_id != thread_id:
-        raise RunStartError(
+        raise ApplicationError(
             502, "agent_bad_reply", f"The agent answered on thread {record.thread_id!r}, not {thread_id!r}."
         )
-    try:
-        result = run_ingest(
-            agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user), run_input=run_input
-        )
-    except IngestError as error:
-        raise RunStartError(error.status, error.code, error.message, **error.extra) from None
+    # An IngestError here (409: the thread gained open interrupts meanwhile) is the caller's answer as is.
+    result = run_ingest(
+        agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user), run_input=run_input
+    )
     return StartedRun(run=result.run, created=result.created)

@@ -10,7 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from agents.demo import SCENARIOS
 from inbox import access
-from inbox.ingest.start import RunStartError, run_start
+from inbox.core.errors import ApplicationError
+from inbox.ingest.start import run_start
 from inbox.models import InboxItem, Run
 
 
@@ -25,30 +26,27 @@ def agent_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def agent_detail(request: HttpRequest, slug: str) -> HttpResponse:
     agent = get_object_or_404(access.visible_agents(request.user), slug=slug)
-    error: RunStartError | None = None
+    error: ApplicationError | None = None
     form = {"message": "", "thread_id": ""}
     if request.method == "POST":
         form = {
             "message": request.POST.get("message", "").strip(),
             "thread_id": request.POST.get("thread_id", "").strip(),
         }
-        if not form["message"]:
-            error = RunStartError(400, "invalid", "Write a message for the agent.")
+        try:
+            started = run_start(
+                agent=agent, user=request.user, message=form["message"], thread_id=form["thread_id"] or None
+            )
+        except ApplicationError as exc:
+            error = exc
         else:
-            try:
-                started = run_start(
-                    agent=agent, user=request.user, message=form["message"], thread_id=form["thread_id"] or None
-                )
-            except RunStartError as exc:
-                error = exc
+            run = started.run
+            count = run.items.count()
+            if count:
+                messages.success(request, f"The agent paused with {count} interrupt(s) to decide.")
             else:
-                run = started.run
-                count = run.items.count()
-                if count:
-                    messages.success(request, f"The agent paused with {count} interrupt(s) to decide.")
-                else:
-                    messages.info(request, f"The run ended: {run.get_outcome_display().lower()}.")
-                return redirect(run.get_absolute_url())
+                messages.info(request, f"The run ended: {run.get_outcome_display().lower()}.")
+            return redirect(run.get_absolute_url())
     runs = (
         Run.objects.filter(agent=agent)
         .select_related("thread")

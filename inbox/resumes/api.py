@@ -13,7 +13,7 @@ from inbox import access
 from inbox.core.errors import ERROR_SCHEMA
 from inbox.listing.serializers import ResumeSerializer
 from inbox.models import Resume
-from inbox.resumes.services import ResumeRetryRefused, resume_retry
+from inbox.resumes.services import resume_retry
 
 
 class ResumeRetryApi(APIView):
@@ -39,12 +39,5 @@ class ResumeRetryApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(access.visible_runs(request.user), pk=pk)
-        resume = get_object_or_404(Resume, run=run)
-        try:
-            resume = resume_retry(resume=resume, user=request.user)
-        except ResumeRetryRefused as refused:
-            resume.refresh_from_db()
-            return Response(
-                {"error": "not_failed", "detail": str(refused), "state": resume.state}, status=status.HTTP_409_CONFLICT
-            )
+        resume = resume_retry(resume=get_object_or_404(Resume, run=run), user=request.user)
         return Response(ResumeSerializer(resume).data, status=status.HTTP_202_ACCEPTED)

@@ -32,6 +32,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from inbox.audit.record import Actor, audit
+from inbox.core.errors import ApplicationError
 from inbox.ingest.parser import IngestError, RunRecord, read_run
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
@@ -42,8 +43,8 @@ log = logging.getLogger(__name__)
 SYSTEM = Actor.system("resume")
 
 
-class ResumeRetryRefused(Exception):
-    pass
+class ResumeRetryRefused(ApplicationError):
+    """409 ``not_failed``: only a failed resume can be sent again (``state`` says what it is)."""
 
 
 def new_run_id() -> str:
@@ -382,7 +383,9 @@ def resume_retry(*, resume: Resume, user: Any) -> Resume:
     """An operator sends a failed resume again: same input, same runId (spec rule 5)."""
     row = Resume.objects.select_for_update().get(pk=resume.pk)
     if row.state != Resume.State.FAILED:
-        raise ResumeRetryRefused(f"Only a failed resume can be retried; this one is {row.state}.")
+        raise ResumeRetryRefused(
+            409, "not_failed", f"Only a failed resume can be retried; this one is {row.state}.", state=row.state
+        )
     previous = {"attempts": row.attempts, "lastError": row.last_error}
     row.state, row.attempts, row.next_attempt_at = Resume.State.PENDING, 0, timezone.now()
     row.save(update_fields=["state", "attempts", "next_attempt_at", "updated_at"])

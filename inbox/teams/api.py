@@ -2,37 +2,21 @@
 
 from __future__ import annotations
 
-from django.contrib.auth import get_user_model
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox import access
-from inbox.decisions.services import DecisionError
+from inbox.core.errors import StrictCharField, read_input
+from inbox.decisions.services import check_visible
 from inbox.limits import MAX_DISCUSSION_COMMENT
 from inbox.listing.serializers import ItemSerializer
 from inbox.models import Comment
-from inbox.teams.claims import item_assign, item_claim, item_unclaim
+from inbox.teams.claims import assignee_named, item_assign, item_claim, item_unclaim
 from inbox.teams.comments import record_comment
-
-
-def error_response(error: DecisionError) -> Response:
-    return Response(error.as_dict(), status=error.status)
-
-
-def field_error(field: str, message: str) -> Response:
-    return Response(
-        {
-            "error": "invalid",
-            "detail": f"{field}: {message}",
-            "field": field,
-            "errors": [{"path": field, "message": message}],
-        },
-        status=400,
-    )
 
 
 class ItemClaimApi(APIView):
@@ -48,10 +32,7 @@ class ItemClaimApi(APIView):
         },
     )
     def post(self, request: Request, pk: int) -> Response:
-        try:
-            item = (item_claim if self.action == "claim" else item_unclaim)(item_id=pk, user=request.user)
-        except DecisionError as error:
-            return error_response(error)
+        item = (item_claim if self.action == "claim" else item_unclaim)(item_id=pk, user=request.user)
         return Response(ItemSerializer(item, context={"request": request}).data)
 
 
@@ -63,23 +44,20 @@ class ItemUnclaimApi(ItemClaimApi):
         return super().post(request, pk)
 
 
+class AssignInputSerializer(serializers.Serializer):
+    assignee = StrictCharField(help_text="The username of an active teammate who can see the item.")
+
+
 class ItemAssignApi(APIView):
     @extend_schema(
         summary="Assign an item to a teammate",
-        request=inline_serializer("AssignInput", {"assignee": serializers.CharField()}),
+        request=AssignInputSerializer,
         responses={200: ItemSerializer},
     )
     def post(self, request: Request, pk: int) -> Response:
-        username = request.data.get("assignee") if isinstance(request.data, dict) else None
-        if not isinstance(username, str) or not username.strip():
-            return field_error("assignee", "a username is required")
-        assignee = get_user_model().objects.filter(username=username.strip(), is_active=True).first()
-        if assignee is None:
-            return field_error("assignee", f"no active user {username!r}")
-        try:
-            item = item_assign(item_id=pk, user=request.user, assignee=assignee)
-        except DecisionError as error:
-            return error_response(error)
+        check_visible(pk, request.user)
+        body = read_input(AssignInputSerializer, request.data, codes={"assignee": "invalid_assignee"})
+        item = item_assign(item_id=pk, user=request.user, assignee=assignee_named(body["assignee"]))
         return Response(ItemSerializer(item, context={"request": request}).data)
 
 
@@ -89,6 +67,10 @@ class CommentSerializer(serializers.ModelSerializer):
     class Meta:
         model = Comment
         fields = ["id", "user", "body", "created_at"]
+
+
+class CommentInputSerializer(serializers.Serializer):
+    body = StrictCharField(max_length=MAX_DISCUSSION_COMMENT, trim_whitespace=False)
 
 
 class CommentsApi(APIView):
@@ -109,16 +91,11 @@ class CommentsApi(APIView):
 
     @extend_schema(
         summary="Add a comment",
-        request=inline_serializer("CommentInput", {"body": serializers.CharField(max_length=MAX_DISCUSSION_COMMENT)}),
+        request=CommentInputSerializer,
         responses={201: CommentSerializer},
     )
     def post(self, request: Request, pk: int) -> Response:
         target = self._target(request, pk)
-        body = request.data.get("body") if isinstance(request.data, dict) else None
-        if not isinstance(body, str):
-            return field_error("body", "a text body is required")
-        try:
-            comment = record_comment(user=request.user, body=body, **{self.target: target})
-        except DecisionError as error:
-            return error_response(error)
+        body = read_input(CommentInputSerializer, request.data, codes={"body": "invalid_comment"})
+        comment = record_comment(user=request.user, body=body["body"], **{self.target: target})
         return Response(CommentSerializer(comment).data, status=status.HTTP_201_CREATED)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
 from inbox import access
 from inbox.audit.record import Actor, audit
-from inbox.decisions.services import DecisionError, check_open
+from inbox.decisions.services import DecisionError, check_open, check_visible
 from inbox.live import push as live
 from inbox.models import InboxItem
 
 
 def _locked_visible_item(*, item_id: int, user) -> InboxItem:
-    if not access.visible_items(user).filter(pk=item_id).exists():
-        raise DecisionError(404, "not_found", "No such item.")
+    check_visible(item_id, user)
     item = InboxItem.objects.select_for_update(of=("self",)).select_related("claimed_by").get(pk=item_id)
     check_open(item)
     return item
@@ -60,6 +62,21 @@ def item_unclaim(*, item_id: int, user) -> InboxItem:
     if access.locked_by_claim(user, item):
         raise DecisionError(403, "claimed", "Only the holder or staff can release this claim.")
     return _set_claim(item=item, holder=None, actor_user=user, verb="item.unclaimed")
+
+
+def assignee_named(username: str | None) -> Any:
+    """The active user an item is to be handed to, by username."""
+    username = (username or "").strip()
+    assignee = get_user_model().objects.filter(username=username, is_active=True).first() if username else None
+    if assignee is None:
+        message = "Choose a teammate." if not username else f"No active user {username!r}."
+        raise DecisionError(
+            400,
+            "invalid_assignee",
+            "Choose a teammate to assign this item to." if not username else message,
+            [{"path": "assignee", "message": message}],
+        )
+    return assignee
 
 
 @transaction.atomic

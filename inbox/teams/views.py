@@ -6,19 +6,18 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from inbox.decisions.services import DecisionError
+from inbox.core.errors import ApplicationError
 from inbox.listing.views import _item_or_404, _item_page, _run_or_404, _run_page
 from inbox.models import InboxItem, NotificationPreference, Run
 from inbox.teams import claims, comments, preferences
 
 
-def _claim_refused(request: HttpRequest, pk: int, error: DecisionError) -> HttpResponse:
+def _claim_refused(request: HttpRequest, pk: int, error: ApplicationError) -> HttpResponse:
     item = _item_or_404(request, pk)
     return _item_page(request, item, status=error.status, extra={"claim_error": error})
 
@@ -27,7 +26,7 @@ def _claim_action(request: HttpRequest, pk: int, service, done: str) -> HttpResp
     _item_or_404(request, pk)
     try:
         item = service(item_id=pk, user=request.user)
-    except DecisionError as error:
+    except ApplicationError as error:
         return _claim_refused(request, pk, error)
     messages.success(request, done)
     return redirect(item)
@@ -49,18 +48,10 @@ def item_release(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
     _item_or_404(request, pk)
-    username = request.POST.get("assignee", "").strip()
-    assignee = get_user_model().objects.filter(username=username, is_active=True).first() if username else None
     try:
-        if assignee is None:
-            raise DecisionError(
-                400,
-                "invalid_assignee",
-                "Choose a teammate to assign this item to.",
-                [{"path": "assignee", "message": "Choose a teammate."}],
-            )
+        assignee = claims.assignee_named(request.POST.get("assignee"))
         item = claims.item_assign(item_id=pk, user=request.user, assignee=assignee)
-    except DecisionError as error:
+    except ApplicationError as error:
         return _claim_refused(request, pk, error)
     who = "yourself" if assignee.pk == request.user.pk else assignee.get_username()
     messages.success(request, f"Assigned to {who}.")
@@ -72,7 +63,7 @@ def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | 
     body = request.POST.get("body", "")
     try:
         comments.record_comment(user=request.user, body=body, item=item, run=run)
-    except DecisionError as error:
+    except ApplicationError as error:
         page = _item_page if item is not None else _run_page
         return page(request, target, status=error.status, extra={"comment_error": error, "comment_body": body})
     return redirect(f"{target.get_absolute_url()}#discussion")

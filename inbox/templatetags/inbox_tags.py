@@ -9,7 +9,7 @@ from typing import Any
 from django import template
 from django.utils import timezone
 
-from inbox import access
+from inbox import access, limits
 from inbox.decisions.services import needs_form_input
 
 register = template.Library()
@@ -158,3 +158,11 @@ def locked_by_claim_filter(item: Any, user: Any) -> bool:
     """``{% if item|locked_by_claim:user %}``: someone else's claim stops the viewer deciding the item
     (``inbox.access.locked_by_claim``)."""
     return access.locked_by_claim(user, item)
+
+
+@register.simple_tag
+def limit(name: str) -> int:
+    """``{% limit "MAX_DECISION_COMMENT" %}``: a size limit from ``inbox.limits``, so a form's ``maxlength``
+    is the number the server enforces. An unknown name fails loudly."""
+    value = getattr(limits, name)
+    return value() if callable(value) else value
