@@ -97,7 +97,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": str(VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # Writers take the lock when the transaction starts, so two concurrent writers queue
                 # behind each other instead of one failing with "database is locked" mid-way.

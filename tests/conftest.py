@@ -344,6 +344,23 @@ def login(browser, live_asgi) -> Callable[..., object]:
         context.close()
 
 
+# What each marker stands for, by the fixtures that bring the real part in. `make test-fast` deselects the three
+# markers, so a test that uses one of these fixtures is marked even where its module forgot to say so.
+MARKER_FIXTURES = {
+    "browser": {"browser", "login"},
+    "worker": {"start_worker"},
+    "integration": {"demo_server", "scripted"},
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for marker, needs in MARKER_FIXTURES.items():
+            if fixtures & needs and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """With CI=true a skip is a failure: CI must have everything the suite needs (DEVELOPERS.md)."""

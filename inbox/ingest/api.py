@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.auth import AgentTokenAuthentication
+from agents.auth import AgentTokenAuthentication, request_agent
 from agents.models import Agent
 from inbox import access
 from inbox.core.errors import ERROR_SCHEMA
@@ -141,7 +141,7 @@ class RunIngestApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        agent: Agent = request.auth
+        agent = request_agent(request)
         limit = settings.INBOX_INGEST_MAX_BYTES
         too_big = Response(
             {
@@ -182,7 +182,7 @@ class AgentWhoAmIApi(APIView):
 
     @extend_schema(summary="The agent this ingest token belongs to", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        agent: Agent = request.auth
+        agent = request_agent(request)
         return Response({"slug": agent.slug, "name": agent.name, "enabled": agent.enabled})
 
 

@@ -1,17 +1,41 @@
-"""Fixtures shared by the expiry, guard and reminder tests: a frozen clock and an agent posting runs whose
-interrupts expire a given number of minutes after it."""
+"""Shared by the tests of tests/inbox: run bodies (``interrupt_run``, ``quarterly_filing``, an ``XSS`` string),
+and for the expiry, guard and reminder tests a frozen clock and an agent posting runs whose interrupts expire
+a given number of minutes after it."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.utils import timezone
 
 from inbox.models import Run
+from tests.conftest import spec_example
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def interrupt_run(thread: str, run: str, interrupts: list[dict], events: list[dict] | None = None) -> dict:
+    finished = {
+        "type": "RUN_FINISHED",
+        "threadId": thread,
+        "runId": run,
+        "outcome": {"type": "interrupt", "interrupts": interrupts},
+    }
+    if events is None:
+        return finished
+    return {"events": [{"type": "RUN_STARTED", "threadId": thread, "runId": run}, *events, finished]}
+
+
+def quarterly_filing() -> dict:
+    body = copy.deepcopy(spec_example("non_tool_input_request"))
+    body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
+    return body
 
 
 def interrupted(thread: str, run: str, *expires_in_minutes: float | None) -> dict:
