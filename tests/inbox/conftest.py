@@ -1,6 +1,6 @@
 """Shared by the tests of tests/inbox: run bodies (``interrupt_run``, ``quarterly_filing``, an ``XSS`` string),
-and for the expiry, guard and reminder tests a frozen clock and an agent posting runs whose interrupts expire
-a given number of minutes after it."""
+and for the expiry, guard and reminder tests a frozen clock and runs whose interrupts expire a given number of
+minutes after it, posted by an agent (``post_run``) or stored with factories (``stored_run``)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from inbox.models import Run
 from tests.conftest import spec_example
+from tests.factories import interrupted_run
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 
@@ -74,3 +75,14 @@ def clock():
 @pytest.fixture
 def post_run(agent, ingest, clock):
     return run_poster(agent, ingest)
+
+
+@pytest.fixture
+def stored_run(agent, clock) -> Callable[..., Run]:
+    """``stored_run(thread, run, *minutes)``: what ``post_run`` stores, built with factories (no HTTP), for
+    tests where ingest is not the point."""
+
+    def store(thread: str, run: str, *expires_in_minutes: float | None) -> Run:
+        return interrupted_run(agent.agent, thread, run, *expires_in_minutes, now=NOW)
+
+    return store
