@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test lint format bench install clean
+.PHONY: run test test-fast lint format bench install clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,9 +29,16 @@ test: $(STAMP)
 	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
+## make test-fast: the edit-run loop; no browser, no Celery worker, no AG-UI agent process (markers in pytest.ini).
+test-fast: $(STAMP)
+	@$(MAKE) --no-print-directory test PYTEST_ARGS='-m "not browser and not worker and not integration" $(PYTEST_ARGS)'
+
+## make lint: style and layout (ruff, complexity <= 20), types (mypy.ini), the dependency rule (.importlinter).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .

@@ -51,7 +51,7 @@ class AgentForm(forms.ModelForm):
         return value
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        cleaned = super().clean() or self.cleaned_data
         if cleaned.get("clear_auth_header_value"):
             cleaned["auth_header_value"] = ""
         return cleaned
@@ -133,7 +133,7 @@ class AgentAdmin(admin.ModelAdmin):
 
     @admin.display(description="Live tokens", ordering="_live_tokens")
     def live_tokens(self, agent: Agent) -> int:
-        return agent._live_tokens
+        return agent._live_tokens  # type: ignore[attr-defined]  # annotated by get_queryset
 
     def save_model(self, request: HttpRequest, obj: Agent, form: forms.ModelForm, change: bool) -> None:
         changed = [

@@ -5,8 +5,16 @@ from __future__ import annotations
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
-from agents.models import AgentToken, hash_token
+from agents.models import Agent, AgentToken, hash_token
+
+
+def request_agent(request: Request) -> Agent:
+    """The agent a request authenticated as with ``AgentTokenAuthentication`` (views behind ``IsAgent``)."""
+    if not isinstance(request.auth, Agent):
+        raise exceptions.NotAuthenticated("Missing 'Authorization: Bearer <agent token>' header.")
+    return request.auth
 
 
 class AgentTokenAuthentication(authentication.BaseAuthentication):

@@ -117,8 +117,8 @@ class DemoAgent:
                 self.threads, self.record = pickle.load(handle)
 
     def reset(self) -> None:
-        self.threads: dict[str, dict[str, Any]] = {}
-        self.record: dict[str, list] = {"requests": [], "runs": [], "executed": []}
+        self.threads = {}
+        self.record = {"requests": [], "runs": [], "executed": []}
         self.save()
 
     def save(self) -> None:

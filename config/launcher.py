@@ -1,13 +1,21 @@
 """``make run``: the whole product on one machine.
 
-Starts the embedded Redis (unless ``REDIS_URL`` is set), migrates, creates an admin user the first time
-(printing its credentials once), registers the demo agent, then runs the ASGI web server, a Celery
-worker, Celery beat and the demo agent side by side with prefixed output. Ctrl-C (or SIGTERM) stops
-every process it started; if one of them dies, the rest are stopped too.
+Writes the secret-key file (unless ``SECRET_KEY`` is set), starts the embedded Redis (unless ``REDIS_URL`` is
+set), migrates, creates an admin user the first time (printing its credentials once), registers the demo
+agent, then runs the ASGI web server, a Celery worker, Celery beat and the demo agent side by side with
+prefixed output. Ctrl-C, SIGTERM or SIGHUP (the terminal closed) stops every process it started; if one of
+them dies, the rest are stopped too.
+
+Children never outlive the launcher: each runs in a session of its own (so Ctrl-C reaches only the
+launcher, which stops them in order), and on Linux each asks the kernel for SIGTERM when its parent dies
+(``PR_SET_PDEATHSIG``), so even ``kill -9`` of the launcher leaves no server holding the port.
+The production process types are listed in the ``Procfile``.
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import secrets
 import signal
@@ -15,7 +23,9 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -23,8 +33,50 @@ COLORS = ["\033[36m", "\033[35m", "\033[33m", "\033[32m", "\033[34m"]
 RESET = "\033[0m"
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` asking the kernel to send SIGTERM to the child when the launcher dies (Linux only).
+
+    ``prctl`` is looked up here, in the parent, so that the child between fork and exec only makes one
+    system call. Should the launcher already be gone by then, the child exits instead of running."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+DIE_WITH_PARENT = _die_with_parent()
+
+
 def manage(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
-    return subprocess.run([PY, "manage.py", *args], cwd=ROOT, check=True, text=True, capture_output=capture)
+    return subprocess.run(
+        [PY, "manage.py", *args],
+        cwd=ROOT,
+        check=True,
+        text=True,
+        capture_output=capture,
+        preexec_fn=DIE_WITH_PARENT,
+    )
+
+
+def ensure_secret_key(path: Path) -> None:
+    """Write the embedded default's secret key once, before any child starts, so that every process of
+    ``make run`` signs with the same key and sessions survive restarts (settings read the file)."""
+    if os.environ.get("SECRET_KEY") or path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secrets.token_urlsafe(50))
 
 
 def ensure_admin() -> None:
@@ -34,7 +86,9 @@ def ensure_admin() -> None:
         "U=get_user_model();"
         "sys.exit(0 if U.objects.filter(is_superuser=True).exists() else 3)"
     )
-    exists = subprocess.run([PY, "manage.py", "shell", "-c", code], cwd=ROOT).returncode == 0
+    exists = (
+        subprocess.run([PY, "manage.py", "shell", "-c", code], cwd=ROOT, preexec_fn=DIE_WITH_PARENT).returncode == 0
+    )
     if exists:
         print("An admin user exists already (its password was printed when it was created).")
         return
@@ -46,6 +100,7 @@ def ensure_admin() -> None:
         env=env,
         check=True,
         stdout=subprocess.DEVNULL,
+        preexec_fn=DIE_WITH_PARENT,
     )
     banner = "=" * 64
     print(
@@ -55,7 +110,7 @@ def ensure_admin() -> None:
     )
 
 
-def pump(name: str, color: str, stream) -> None:
+def pump(name: str, color: str, stream: IO[str]) -> None:
     for line in iter(stream.readline, ""):
         sys.stdout.write(f"{color}{name:>7} |{RESET} {line}")
         sys.stdout.flush()
@@ -67,11 +122,24 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
     var_dir = Path(os.environ.get("INBOX_VAR_DIR", ROOT / "var"))
+    var_dir.mkdir(parents=True, exist_ok=True)
+    ensure_secret_key(var_dir / "secret_key")
+
+    stopping = threading.Event()
+
+    def stop(*_args: Any) -> None:
+        stopping.set()
+
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
+
     embedded = not os.environ.get("REDIS_URL")
+    redis_process: subprocess.Popen | None = None
     if embedded:
         from config import embedded_redis
 
-        print(f"Embedded Redis: {embedded_redis.ensure_started(var_dir)}")
+        redis_process = embedded_redis.start_child(var_dir, DIE_WITH_PARENT)
+        print(f"Embedded Redis: {embedded_redis.redis_url(var_dir)}")
 
     manage("migrate", "--noinput", "-v", "0")
     ensure_admin()
@@ -96,6 +164,8 @@ def main() -> int:
             "--ws",
             "websockets-sansio",
             "--no-access-log",
+            "--timeout-graceful-shutdown",
+            "10",
         ],
         "worker": [
             PY,
@@ -125,15 +195,10 @@ def main() -> int:
         commands["demo"] = [PY, "-m", "agents.demo", "--port", str(demo_port)]
 
     processes: dict[str, subprocess.Popen] = {}
-    stopping = threading.Event()
-
-    def stop(*_args) -> None:
-        stopping.set()
-
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
-    for index, (name, command) in enumerate(commands.items()):
-        process = subprocess.Popen(
+    for name, command in commands.items():
+        if stopping.is_set():
+            break
+        processes[name] = subprocess.Popen(
             command,
             cwd=ROOT,
             stdout=subprocess.PIPE,
@@ -141,8 +206,10 @@ def main() -> int:
             text=True,
             bufsize=1,
             start_new_session=True,  # Ctrl-C reaches only us; we stop the children in order
+            preexec_fn=DIE_WITH_PARENT,  # and they die with us, even on kill -9
         )
-        processes[name] = process
+    # The output threads start after every fork: a preexec_fn is safe only while this is the only thread.
+    for index, (name, process) in enumerate(processes.items()):
         threading.Thread(target=pump, args=(name, COLORS[index % len(COLORS)], process.stdout), daemon=True).start()
     print(f"\nApproval Inbox is starting on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
 
@@ -170,6 +237,8 @@ def main() -> int:
         from config import embedded_redis
 
         embedded_redis.stop(var_dir)
+        if redis_process is not None:
+            redis_process.wait(timeout=10)
     print("Stopped.")
     return exit_code
 

@@ -15,20 +15,22 @@ from config import embedded_redis
 from config.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Importing this module has no side effects: the `config` app's ready hook (config/apps.py) creates VAR_DIR
+# and starts the embedded Redis; the launcher (`make run`) writes the secret-key file.
 VAR_DIR = Path(env_str("INBOX_VAR_DIR", str(BASE_DIR / "var")))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+SECRET_KEY_FILE = VAR_DIR / "secret_key"
 
 
 def _secret_key() -> str:
     key = env_str("SECRET_KEY")
     if key:
         return key
-    # The embedded default generates a key once and keeps it, so sessions survive restarts.
-    path = VAR_DIR / "secret_key"
-    if not path.exists():
-        path.write_text(secrets.token_urlsafe(50))
-        path.chmod(0o600)
-    return path.read_text().strip()
+    # `make run` writes a key once into VAR_DIR (so sessions survive restarts and its processes agree); a
+    # process started without it and without SECRET_KEY gets a key of its own, valid until it exits.
+    try:
+        return SECRET_KEY_FILE.read_text().strip() or secrets.token_urlsafe(50)
+    except FileNotFoundError:
+        return secrets.token_urlsafe(50)
 
 
 SECRET_KEY = _secret_key()
@@ -38,6 +40,7 @@ CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = env_str("SITE_URL", f"http://127.0.0.1:{env_int('PORT', 8000)}")
 
 INSTALLED_APPS = [
+    "config.apps.RuntimeConfig",
     "daphne",
     "django.contrib.admin",
     "django.contrib.auth",
@@ -94,7 +97,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": str(VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # Writers take the lock when the transaction starts, so two concurrent writers queue
                 # behind each other instead of one failing with "database is locked" mid-way.
@@ -112,7 +115,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env_str("REDIS_URL")
 EMBEDDED_REDIS = not REDIS_URL
 if EMBEDDED_REDIS:
-    REDIS_URL = embedded_redis.ensure_started(VAR_DIR)
+    # Only its address: it is started by the `config` app's ready hook or by the launcher.
+    REDIS_URL = embedded_redis.redis_url(VAR_DIR)
 
 
 def _celery_broker_url(url: str) -> str:
@@ -171,8 +175,7 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns at start-up when it is missing (collectstatic fills it)
+STATIC_ROOT = VAR_DIR / "staticfiles"  # created by the `config` app's ready hook (collectstatic fills it)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

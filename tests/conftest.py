@@ -21,6 +21,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from agents.models import Agent
+from tests.factories import PASSWORD, AgentFactory, TeamFactory, UserFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -36,7 +37,6 @@ CHROMIUM_ARGS = [
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 # Real AG-UI agents on loopback (the demo agent, scripted servers) for the resume and started-run tests.
 pytest_plugins = ["tests.agent_servers"]
-PASSWORD = "correct-horse-battery"
 
 
 def pytest_configure(config) -> None:
@@ -74,42 +74,34 @@ def _fresh_channel_layer() -> Iterator[None]:
 
 @pytest.fixture
 def team(db) -> Group:
-    return Group.objects.create(name="ops")
+    return TeamFactory(name="ops")
 
 
 @pytest.fixture
 def staff(db) -> User:
-    return User.objects.create_user("staff", "staff@example.com", PASSWORD, is_staff=True, is_superuser=True)
+    return UserFactory(username="staff", is_staff=True, is_superuser=True)
 
 
 @pytest.fixture
 def alice(team) -> User:
-    user = User.objects.create_user("alice", "alice@example.com", PASSWORD)
-    user.groups.add(team)
-    return user
+    return UserFactory(username="alice", teams=[team])
 
 
 @pytest.fixture
 def bob(team) -> User:
-    user = User.objects.create_user("bob", "bob@example.com", PASSWORD)
-    user.groups.add(team)
-    return user
+    return UserFactory(username="bob", teams=[team])
 
 
 @pytest.fixture
 def carol(db) -> User:
     """An approver in no team of the agents under test."""
-    user = User.objects.create_user("carol", "carol@example.com", PASSWORD)
-    user.groups.add(Group.objects.create(name="elsewhere"))
-    return user
+    return UserFactory(username="carol", teams=[TeamFactory(name="elsewhere")])
 
 
 @pytest.fixture
 def dave(db) -> User:
     """A member of 'finance' only."""
-    user = User.objects.create_user("dave", "dave@example.com", PASSWORD)
-    user.groups.add(Group.objects.get_or_create(name="finance")[0])
-    return user
+    return UserFactory(username="dave", teams=[TeamFactory(name="finance")])
 
 
 @dataclass
@@ -127,9 +119,7 @@ def make_agent(db, team) -> Callable[..., AgentWithToken]:
     counter = iter(range(1, 10_000))
 
     def make(slug: str | None = None, *, endpoint: str = "http://127.0.0.1:9/agent", **fields) -> AgentWithToken:
-        slug = slug or f"agent-{next(counter)}"
-        agent = Agent.objects.create(slug=slug, name=slug.replace("-", " ").title(), endpoint_url=endpoint, **fields)
-        agent.teams.add(team)
+        agent = AgentFactory(slug=slug or f"agent-{next(counter)}", endpoint_url=endpoint, teams=[team], **fields)
         _, raw = agent.issue_token()
         return AgentWithToken(agent, raw)
 
@@ -342,6 +332,23 @@ def login(browser, live_asgi) -> Callable[..., object]:
     yield open_as
     for context in contexts:
         context.close()
+
+
+# What each marker stands for, by the fixtures that bring the real part in. `make test-fast` deselects the three
+# markers, so a test that uses one of these fixtures is marked even where its module forgot to say so.
+MARKER_FIXTURES = {
+    "browser": {"browser", "login"},
+    "worker": {"start_worker"},
+    "integration": {"demo_server", "scripted"},
+}
+
+
+def pytest_collection_modifyitems(config, items) -> None:
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for marker, needs in MARKER_FIXTURES.items():
+            if fixtures & needs and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
 
 
 @pytest.hookimpl(hookwrapper=True)

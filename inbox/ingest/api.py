@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.auth import AgentTokenAuthentication
+from agents.auth import AgentTokenAuthentication, request_agent
 from agents.models import Agent
 from inbox import access, limits
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
@@ -145,7 +145,7 @@ class RunIngestApi(APIView):
         ],
     )
     def post(self, request: Request) -> Response:
-        agent: Agent = request.auth
+        agent = request_agent(request)
         body = _limited_body(request)
         raw_events, prefix = parse_body(body, request.content_type or "")
         record = read_run(raw_events, prefix)
@@ -187,7 +187,7 @@ class AgentWhoAmIApi(APIView):
 
     @extend_schema(summary="The agent this ingest token belongs to", responses={200: OpenApiTypes.OBJECT})
     def get(self, request: Request) -> Response:
-        agent: Agent = request.auth
+        agent = request_agent(request)
         return Response({"slug": agent.slug, "name": agent.name, "enabled": agent.enabled})
 
 

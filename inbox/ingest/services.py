@@ -124,7 +124,7 @@ def _run_ingest_once(
                 note="expired before a new run arrived on its thread",
             )
             _expire_run_resumes(thread=thread, now=now)
-        blocking = [item for item in open_items if item["expires_at"] > now]
+        blocking = [dict(item) for item in open_items if item["expires_at"] > now]
         if blocking:
             raise IngestError(
                 409,
@@ -159,7 +159,7 @@ def _run_ingest_once(
     items = []
     for interrupt, expires_at in zip(record.interrupts, expiries, strict=True):
         defaulted = interrupt.expires_at is None
-        stale = expires_at <= now
+        past = expires_at <= now
         items.append(
             InboxItem(
                 agent=agent,
@@ -176,9 +176,9 @@ def _run_ingest_once(
                 metadata=interrupt.metadata,
                 raw=interrupt.raw,
                 tool_call=run.tool_call(interrupt.tool_call_id),
-                status=InboxItem.Status.EXPIRED if stale else InboxItem.Status.OPEN,
-                status_note="expiresAt was already past when the run was posted" if stale else "",
-                decided_at=now if stale else None,
+                status=InboxItem.Status.EXPIRED if past else InboxItem.Status.OPEN,
+                status_note="expiresAt was already past when the run was posted" if past else "",
+                decided_at=now if past else None,
                 created_at=now,
             )
         )
@@ -222,7 +222,7 @@ def _run_ingest_once(
     )
     _after_ingest(run=run, items=items)
     # The caller serializes the run with its items: hand them over instead of querying them again.
-    run.ingested_items = items
+    run.ingested_items = items  # type: ignore[attr-defined]  # read by inbox.listing.serializers
     return IngestResult(run, created=True)
 
 

@@ -1,17 +1,42 @@
-"""Fixtures shared by the expiry, guard and reminder tests: a frozen clock and an agent posting runs whose
-interrupts expire a given number of minutes after it."""
+"""Shared by the tests of tests/inbox: run bodies (``interrupt_run``, ``quarterly_filing``, an ``XSS`` string),
+and for the expiry, guard and reminder tests a frozen clock and runs whose interrupts expire a given number of
+minutes after it, posted by an agent (``post_run``) or stored with factories (``stored_run``)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 import pytest
 import time_machine
+from django.utils import timezone
 
 from inbox.models import Run
+from tests.conftest import spec_example
+from tests.factories import interrupted_run
 
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def interrupt_run(thread: str, run: str, interrupts: list[dict], events: list[dict] | None = None) -> dict:
+    finished = {
+        "type": "RUN_FINISHED",
+        "threadId": thread,
+        "runId": run,
+        "outcome": {"type": "interrupt", "interrupts": interrupts},
+    }
+    if events is None:
+        return finished
+    return {"events": [{"type": "RUN_STARTED", "threadId": thread, "runId": run}, *events, finished]}
+
+
+def quarterly_filing() -> dict:
+    body = copy.deepcopy(spec_example("non_tool_input_request"))
+    body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
+    return body
 
 
 def interrupted(thread: str, run: str, *expires_in_minutes: float | None) -> dict:
@@ -50,3 +75,14 @@ def clock():
 @pytest.fixture
 def post_run(agent, ingest, clock):
     return run_poster(agent, ingest)
+
+
+@pytest.fixture
+def stored_run(agent, clock) -> Callable[..., Run]:
+    """``stored_run(thread, run, *minutes)``: what ``post_run`` stores, built with factories (no HTTP), for
+    tests where ingest is not the point."""
+
+    def store(thread: str, run: str, *expires_in_minutes: float | None) -> Run:
+        return interrupted_run(agent.agent, thread, run, *expires_in_minutes, now=NOW)
+
+    return store

@@ -17,6 +17,8 @@ from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import demo, demo_agent, demo_server  # noqa: F401
 from tests.conftest import spec_example
 
+pytestmark = pytest.mark.integration  # round trips with the demo agent
+
 EDITED = {"to": "bob@example.com", "subject": "Lunch (moved)", "body": "Are we still on for 1pm?"}
 
 

@@ -3,65 +3,22 @@ before (or without) a commit."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from asgiref.sync import async_to_sync, sync_to_async
-from channels.testing import WebsocketCommunicator
-from django.conf import settings
+from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Group
 from django.db import transaction
-from django.test import Client
 from django.utils import timezone
 
-from config.asgi import application
 from inbox.decisions.services import decision_submit
 from inbox.expiry.reminders import reminders_send
 from inbox.expiry.services import expire_items, expire_sweep
 from inbox.live import push as live
 from inbox.models import InboxItem
+from tests.helpers.websockets import confirmation_run, connected, open_socket, run_scenario, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def session_cookie(user) -> str:
-    client = Client()
-    client.force_login(user)
-    return f"{settings.SESSION_COOKIE_NAME}={client.cookies[settings.SESSION_COOKIE_NAME].value}"
-
-
-async def open_socket(cookie: str | None = None, origin: str = "http://127.0.0.1:8000") -> WebsocketCommunicator:
-    headers = [(b"origin", origin.encode())]
-    if cookie:
-        headers.append((b"cookie", cookie.encode()))
-    return WebsocketCommunicator(application, "/ws/inbox/", headers=headers)
-
-
-async def connected(cookie: str) -> WebsocketCommunicator:
-    # Pushes leave on a sender thread after commit: let the ones published so far (e.g. by an ingest
-    # done before this socket) go out first, so the socket only hears what the test does next.
-    await sync_to_async(live.flush)()
-    socket = await open_socket(cookie)
-    ok, _ = await socket.connect(timeout=5)
-    assert ok
-    assert (await socket.receive_json_from(timeout=5))["event"] == "hello"
-    return socket
-
-
-def run_async(scenario: Callable[[], Awaitable[None]]) -> None:
-    """Sync tests (the ORM and the test client stay synchronous); the websocket part runs in one loop, on
-    a thread of its own: when browser tests ran earlier in the session, Playwright's event loop is still
-    registered on the main thread, where ``async_to_sync`` refuses to run."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        async_to_sync(scenario)()
-        return
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        pool.submit(async_to_sync(scenario)).result(timeout=60)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -71,19 +28,6 @@ def orm_beside_playwright():
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         yield
-
-
-def body(thread: str, run: str, minutes: float = 60) -> dict:
-    expires = (timezone.now() + timedelta(minutes=minutes)).isoformat()
-    return {
-        "type": "RUN_FINISHED",
-        "threadId": thread,
-        "runId": run,
-        "outcome": {
-            "type": "interrupt",
-            "interrupts": [{"id": f"{run}-i1", "reason": "confirmation", "message": "Proceed?", "expiresAt": expires}],
-        },
-    }
 
 
 @pytest.fixture
@@ -101,7 +45,7 @@ def test_an_anonymous_socket_is_refused(db):
         assert not ok
         assert code == 4401
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_a_socket_from_a_foreign_origin_is_refused(alice):
@@ -113,7 +57,7 @@ def test_a_socket_from_a_foreign_origin_is_refused(alice):
         assert not ok
         await socket.disconnect()  # as the browser would: lets the denying app stop listening at once
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_a_new_item_reaches_its_team_and_staff_and_no_one_else(agent, elsewhere_agent, ingest, alice, carol, staff):
@@ -122,7 +66,7 @@ def test_a_new_item_reaches_its_team_and_staff_and_no_one_else(agent, elsewhere_
 
     async def scenario() -> None:
         sockets = {name: await connected(cookie) for name, cookie in cookies.items()}
-        response = await post(agent, body("t-1", "r-1"))
+        response = await post(agent, confirmation_run("t-1", "r-1"))
         assert response.status_code == 201
         item_id = response.json()["items"][0]["id"]
         for name in ("alice", "staff"):
@@ -131,18 +75,18 @@ def test_a_new_item_reaches_its_team_and_staff_and_no_one_else(agent, elsewhere_
             assert message["payload"]["item"] == item_id
             assert message["payload"]["status"] == "open"
         # carol's socket is live (she hears her own team's agent) but heard nothing of the ops item.
-        await post(elsewhere_agent, body("t-2", "r-2"))
+        await post(elsewhere_agent, confirmation_run("t-2", "r-2"))
         message = await sockets["carol"].receive_json_from(timeout=5)
         assert message["event"] == "item.created"
         assert message["payload"]["item"] != item_id
         for socket in sockets.values():
             await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_each_interrupt_of_a_run_arrives_as_its_own_event_in_order(agent, ingest, alice):
-    run = body("t-1", "r-1")
+    run = confirmation_run("t-1", "r-1")
     run["outcome"]["interrupts"] = [{**run["outcome"]["interrupts"][0], "id": f"i-{n}"} for n in range(4)]
     cookie = session_cookie(alice)
     post = sync_to_async(ingest)
@@ -157,11 +101,11 @@ def test_each_interrupt_of_a_run_arrives_as_its_own_event_in_order(agent, ingest
         assert await socket.receive_nothing(timeout=0.3)
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_a_decision_reaches_the_other_approvers_with_who_decided(agent, ingest, alice, bob):
-    response = ingest(agent, body("t-1", "r-1"))
+    response = ingest(agent, confirmation_run("t-1", "r-1"))
     item_id = response.json()["items"][0]["id"]
     cookie = session_cookie(alice)
     decide = sync_to_async(decision_submit)
@@ -179,12 +123,12 @@ def test_a_decision_reaches_the_other_approvers_with_who_decided(agent, ingest, 
         assert (message["event"], message["payload"]["state"]) == ("resume.state", "pending")
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_expiry_and_reminders_reach_the_team(agent, ingest, alice, settings):
     settings.INBOX_REMINDER_LEAD_SECONDS = 600
-    posted = ingest(agent, body("t-1", "r-1", minutes=5)).json()
+    posted = ingest(agent, confirmation_run("t-1", "r-1", minutes=5)).json()
     soon, run_id = posted["items"][0]["id"], posted["id"]
     cookie = session_cookie(alice)
 
@@ -207,11 +151,11 @@ def test_expiry_and_reminders_reach_the_team(agent, ingest, alice, settings):
         }
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_an_item_page_can_subscribe_to_an_item_its_user_may_see(agent, ingest, alice, carol):
-    item_id = ingest(agent, body("t-1", "r-1")).json()["items"][0]["id"]
+    item_id = ingest(agent, confirmation_run("t-1", "r-1")).json()["items"][0]["id"]
     alice_cookie, carol_cookie = session_cookie(alice), session_cookie(carol)
     send = sync_to_async(live.send_now)
 
@@ -231,11 +175,11 @@ def test_an_item_page_can_subscribe_to_an_item_its_user_may_see(agent, ingest, a
         await alice_socket.disconnect()
         await carol_socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_a_message_for_several_groups_of_one_socket_arrives_once(agent, ingest, alice):
-    response = ingest(agent, body("t-1", "r-1")).json()
+    response = ingest(agent, confirmation_run("t-1", "r-1")).json()
     item_id, run_id = response["items"][0]["id"], response["id"]
     cookie = session_cookie(alice)
     send = sync_to_async(live.send_now)
@@ -255,11 +199,11 @@ def test_a_message_for_several_groups_of_one_socket_arrives_once(agent, ingest, 
         assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_nothing_is_sent_for_a_rolled_back_transaction(agent, ingest, alice):
-    item_id = ingest(agent, body("t-1", "r-1")).json()["items"][0]["id"]
+    item_id = ingest(agent, confirmation_run("t-1", "r-1")).json()["items"][0]["id"]
     cookie = session_cookie(alice)
 
     def expire_then_fail() -> None:
@@ -274,7 +218,7 @@ def test_nothing_is_sent_for_a_rolled_back_transaction(agent, ingest, alice):
         assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
     assert InboxItem.objects.get(pk=item_id).status == "open"
 
 
@@ -293,7 +237,7 @@ def test_bad_messages_get_an_error_naming_the_field(alice):
         assert (await socket.receive_json_from(timeout=5))["payload"]["field"] == "subscribe"
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
 
 def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_item(agent, ingest, alice, staff):
@@ -335,4 +279,4 @@ def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_it
             assert (await socket.receive_json_from(timeout=5))["event"] == "marker"
             await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)

@@ -17,9 +17,9 @@ def statuses(run: Run) -> list[str]:
     return list(run.items.order_by("position").values_list("status", flat=True))
 
 
-def test_the_sweep_expires_open_items_past_expires_at_and_leaves_the_rest(post_run, clock):
-    stale = post_run("t-1", "r-1", 5)
-    fresh = post_run("t-2", "r-2", 60)
+def test_the_sweep_expires_open_items_past_expires_at_and_leaves_the_rest(stored_run, clock):
+    stale = stored_run("t-1", "r-1", 5)
+    fresh = stored_run("t-2", "r-2", 60)
     clock.shift(timedelta(minutes=6))
 
     assert expire_sweep() == 1
@@ -31,8 +31,8 @@ def test_the_sweep_expires_open_items_past_expires_at_and_leaves_the_rest(post_r
     assert statuses(fresh) == ["open"]
 
 
-def test_each_expired_item_gets_one_audit_event(post_run, clock):
-    runs = [post_run(f"t-{n}", f"r-{n}", 1) for n in range(3)]
+def test_each_expired_item_gets_one_audit_event(stored_run, clock):
+    runs = [stored_run(f"t-{n}", f"r-{n}", 1) for n in range(3)]
     clock.shift(timedelta(minutes=2))
 
     expire_sweep()
@@ -45,8 +45,8 @@ def test_each_expired_item_gets_one_audit_event(post_run, clock):
     assert events[0].created_at == NOW + timedelta(minutes=2)
 
 
-def test_an_item_is_not_expired_a_moment_before_its_expires_at(post_run, clock):
-    run = post_run("t-1", "r-1", 5)
+def test_an_item_is_not_expired_a_moment_before_its_expires_at(stored_run, clock):
+    run = stored_run("t-1", "r-1", 5)
     clock.shift(timedelta(minutes=5) - timedelta(microseconds=1))
     assert expire_sweep() == 0
     assert statuses(run) == ["open"]
@@ -54,18 +54,18 @@ def test_an_item_is_not_expired_a_moment_before_its_expires_at(post_run, clock):
     assert expire_sweep() == 1
 
 
-def test_a_sweep_with_nothing_stale_is_one_query(post_run, clock, django_assert_num_queries):
-    post_run("t-1", "r-1", 60)
+def test_a_sweep_with_nothing_stale_is_one_query(stored_run, clock, django_assert_num_queries):
+    stored_run("t-1", "r-1", 60)
     with django_assert_num_queries(1) as captured:
         assert expire_sweep() == 0
     sql = captured.captured_queries[0]["sql"]
     assert "\"status\" = 'open'" in sql and '"expires_at" <=' in sql
 
 
-def test_the_sweep_is_set_based_so_its_query_count_does_not_grow_with_the_stale_items(post_run, clock):
-    post_run("t-a", "r-a", 1)
+def test_the_sweep_is_set_based_so_its_query_count_does_not_grow_with_the_stale_items(stored_run, clock):
+    stored_run("t-a", "r-a", 1)
     for n in range(40):
-        post_run(f"t-{n}", f"r-{n}", 1)
+        stored_run(f"t-{n}", f"r-{n}", 1)
     # Two sweeps at different times, one with 1 stale item, one with 40: the same number of statements.
     with time_machine.travel(NOW + timedelta(seconds=59), tick=False):
         InboxItem.objects.filter(run__run_id="r-a").update(expires_at=NOW + timedelta(seconds=30))
@@ -78,8 +78,8 @@ def test_the_sweep_is_set_based_so_its_query_count_does_not_grow_with_the_stale_
     assert sum("UPDATE" in query["sql"] and "inbox_inboxitem" in query["sql"] for query in forty.captured_queries) == 2
 
 
-def test_an_expired_item_closes_the_rest_of_its_run_with_the_reason(post_run, clock):
-    run = post_run("t-1", "r-1", 5, 60, None)
+def test_an_expired_item_closes_the_rest_of_its_run_with_the_reason(stored_run, clock):
+    run = stored_run("t-1", "r-1", 5, 60, None)
     clock.shift(timedelta(minutes=6))
 
     assert expire_sweep() == 3
@@ -90,8 +90,8 @@ def test_an_expired_item_closes_the_rest_of_its_run_with_the_reason(post_run, cl
     assert AuditEvent.objects.filter(verb="item.expired").count() == 3
 
 
-def test_the_sweep_leaves_decided_items_alone(post_run, clock, alice):
-    run = post_run("t-1", "r-1", 5, 60)
+def test_the_sweep_leaves_decided_items_alone(stored_run, clock, alice):
+    run = stored_run("t-1", "r-1", 5, 60)
     first, second = run.items.order_by("position")
     InboxItem.objects.filter(pk=first.pk).update(
         status="resolved", response_payload={"approved": True}, decided_by=alice, decided_at=NOW
@@ -107,8 +107,8 @@ def test_the_sweep_leaves_decided_items_alone(post_run, clock, alice):
     assert (second.status, second.status_note) == ("expired", SIBLING_NOTE)
 
 
-def test_the_thread_accepts_a_new_run_after_its_open_items_expired(post_run, agent, ingest, clock):
-    post_run("t-1", "r-1", 5, 60)
+def test_the_thread_accepts_a_new_run_after_its_open_items_expired(stored_run, agent, ingest, clock):
+    stored_run("t-1", "r-1", 5, 60)
     refused = ingest(agent, interrupted("t-1", "r-2", 120))
     assert refused.status_code == 409
     clock.shift(timedelta(minutes=6))
@@ -133,8 +133,8 @@ def _resume_for(run: Run, *, state: str, last_error: str = "") -> Resume:
     )
 
 
-def test_a_pending_resume_is_expired_once_an_item_of_its_run_is_past_expires_at(post_run, clock):
-    run = post_run("t-1", "r-1", 5, 60)
+def test_a_pending_resume_is_expired_once_an_item_of_its_run_is_past_expires_at(stored_run, clock):
+    run = stored_run("t-1", "r-1", 5, 60)
     resume = _resume_for(run, state="pending")
     clock.shift(timedelta(minutes=6))
 
@@ -148,8 +148,8 @@ def test_a_pending_resume_is_expired_once_an_item_of_its_run_is_past_expires_at(
     assert AuditEvent.objects.filter(verb="resume.expired", object_id=str(resume.pk)).count() == 1
 
 
-def test_a_failed_resume_keeps_its_error_when_it_expires(post_run, clock):
-    run = post_run("t-1", "r-1", 5)
+def test_a_failed_resume_keeps_its_error_when_it_expires(stored_run, clock):
+    run = stored_run("t-1", "r-1", 5)
     resume = _resume_for(run, state="failed", last_error="RUN_ERROR: mailbox full")
     clock.shift(timedelta(minutes=6))
 
@@ -160,9 +160,9 @@ def test_a_failed_resume_keeps_its_error_when_it_expires(post_run, clock):
     assert resume.last_error == f"{RESUME_NOTE}; it had failed: RUN_ERROR: mailbox full"
 
 
-def test_a_delivered_or_sending_resume_is_left_alone(post_run, clock):
-    delivered = _resume_for(post_run("t-1", "r-1", 5), state="delivered")
-    sending = _resume_for(post_run("t-2", "r-2", 5), state="sending")
+def test_a_delivered_or_sending_resume_is_left_alone(stored_run, clock):
+    delivered = _resume_for(stored_run("t-1", "r-1", 5), state="delivered")
+    sending = _resume_for(stored_run("t-2", "r-2", 5), state="sending")
     clock.shift(timedelta(minutes=6))
 
     expire_sweep()
@@ -172,8 +172,8 @@ def test_a_delivered_or_sending_resume_is_left_alone(post_run, clock):
     assert Resume.objects.get(pk=sending.pk).state == "sending"
 
 
-def test_the_run_explains_why_no_resume_was_sent(post_run, clock):
-    run = post_run("t-1", "r-1", 5, 60)
+def test_the_run_explains_why_no_resume_was_sent(stored_run, clock):
+    run = stored_run("t-1", "r-1", 5, 60)
     assert run_expiry_summary(run) is None
     clock.shift(timedelta(minutes=6))
 
@@ -188,8 +188,8 @@ def test_the_run_explains_why_no_resume_was_sent(post_run, clock):
     assert summary.endswith("The thread accepts new runs.")
 
 
-def test_the_run_explains_an_expired_resume(post_run, clock):
-    run = post_run("t-1", "r-1", 5)
+def test_the_run_explains_an_expired_resume(stored_run, clock):
+    run = stored_run("t-1", "r-1", 5)
     _resume_for(run, state="pending")
     clock.shift(timedelta(minutes=6))
 

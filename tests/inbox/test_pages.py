@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from datetime import timedelta
 
@@ -11,26 +10,7 @@ from django.utils import timezone
 
 from inbox.models import Decision, InboxItem, Run
 from tests.conftest import spec_example
-
-XSS = '<script>alert("x")</script><img src=x onerror=alert(1)>'
-
-
-def interrupt_run(thread: str, run: str, interrupts: list[dict], events: list[dict] | None = None) -> dict:
-    finished = {
-        "type": "RUN_FINISHED",
-        "threadId": thread,
-        "runId": run,
-        "outcome": {"type": "interrupt", "interrupts": interrupts},
-    }
-    if events is None:
-        return finished
-    return {"events": [{"type": "RUN_STARTED", "threadId": thread, "runId": run}, *events, finished]}
-
-
-def quarterly_filing() -> dict:
-    body = copy.deepcopy(spec_example("non_tool_input_request"))
-    body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
-    return body
+from tests.inbox.conftest import XSS, interrupt_run, quarterly_filing
 
 
 def email_with_proposal() -> dict:

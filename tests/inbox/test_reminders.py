@@ -33,9 +33,9 @@ def remind(django_capture_on_commit_callbacks):
 
 
 def test_one_reminder_reaches_each_approver_ten_minutes_before_expiry(
-    remind, post_run, clock, alice, bob, carol, staff, mailoutbox
+    remind, stored_run, clock, alice, bob, carol, staff, mailoutbox
 ):
-    item = post_run("t-1", "r-1", 30).items.get()
+    item = stored_run("t-1", "r-1", 30).items.get()
     clock.shift(timedelta(minutes=19))
     assert remind() == 0
     assert mailoutbox == []
@@ -54,8 +54,8 @@ def test_one_reminder_reaches_each_approver_ten_minutes_before_expiry(
     assert (event.object_id, event.data["recipients"]) == (str(item.pk), ["alice", "bob"])
 
 
-def test_an_item_is_never_reminded_twice(remind, post_run, clock, alice, mailoutbox):
-    post_run("t-1", "r-1", 30)
+def test_an_item_is_never_reminded_twice(remind, stored_run, clock, alice, mailoutbox):
+    stored_run("t-1", "r-1", 30)
     clock.shift(timedelta(minutes=21))
     assert remind() == 1
     clock.shift(timedelta(minutes=5))
@@ -63,25 +63,25 @@ def test_an_item_is_never_reminded_twice(remind, post_run, clock, alice, mailout
     assert len(mailoutbox) == 1
 
 
-def test_an_agent_without_a_team_reminds_staff(remind, post_run, agent, clock, alice, staff, mailoutbox):
+def test_an_agent_without_a_team_reminds_staff(remind, stored_run, agent, clock, alice, staff, mailoutbox):
     agent.agent.teams.clear()
-    post_run("t-1", "r-1", 5)
+    stored_run("t-1", "r-1", 5)
     assert remind() == 1
     assert [message.to for message in mailoutbox] == [["staff@example.com"]]
 
 
-def test_no_reminder_for_decided_or_expired_items(remind, post_run, clock, alice, mailoutbox):
-    decided = post_run("t-1", "r-1", 5).items.get()
+def test_no_reminder_for_decided_or_expired_items(remind, stored_run, clock, alice, mailoutbox):
+    decided = stored_run("t-1", "r-1", 5).items.get()
     InboxItem.objects.filter(pk=decided.pk).update(status="resolved", decided_at=NOW)
-    post_run("t-2", "r-2", -1)  # already past expiresAt when posted
+    stored_run("t-2", "r-2", -1)  # already past expiresAt when posted
     assert remind() == 0
     assert mailoutbox == []
 
 
-def test_an_approver_who_turned_email_off_gets_no_reminder_email(remind, post_run, clock, alice, bob, mailoutbox):
+def test_an_approver_who_turned_email_off_gets_no_reminder_email(remind, stored_run, clock, alice, bob, mailoutbox):
     NotificationPreference.objects.create(user=bob, email_mode=NotificationPreference.Mode.OFF)
     User.objects.create_user("dave", "", PASSWORD).groups.add(*alice.groups.all())  # no address to write to
-    post_run("t-1", "r-1", 5)
+    stored_run("t-1", "r-1", 5)
     assert remind() == 1
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
 

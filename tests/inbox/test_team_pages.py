@@ -11,7 +11,7 @@ from django.test import Client
 
 from inbox.models import AuditEvent, Comment, Decision, InboxItem
 from tests.conftest import spec_example
-from tests.inbox.test_pages import XSS, interrupt_run, quarterly_filing
+from tests.inbox.conftest import XSS, interrupt_run, quarterly_filing
 
 
 def client_for(user) -> Client:

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from inbox.models import AuditEvent, InboxItem
-from tests.inbox.test_consumers import body, connected, run_async, session_cookie
+from tests.helpers.websockets import confirmation_run, connected, run_scenario, session_cookie
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -27,7 +27,7 @@ def orm_beside_playwright():
 
 def test_beat_expires_a_stale_item_and_the_push_reaches_an_open_socket(start_worker, agent, ingest, alice):
     worker = start_worker(beat=True, extra_env={"INBOX_EXPIRE_SWEEP_SECONDS": "0.5"})
-    posted = ingest(agent, body("t-1", "r-1", minutes=60)).json()
+    posted = ingest(agent, confirmation_run("t-1", "r-1", minutes=60)).json()
     item_id = posted["items"][0]["id"]
     cookie = session_cookie(alice)
 
@@ -43,7 +43,7 @@ def test_beat_expires_a_stale_item_and_the_push_reaches_an_open_socket(start_wor
         assert message["payload"]["status"] == "expired"
         await socket.disconnect()
 
-    run_async(scenario)
+    run_scenario(scenario)
 
     item = InboxItem.objects.get(pk=item_id)
     assert item.status == "expired"

@@ -1,0 +1,143 @@
+"""`make run` (config.launcher) leaves no process behind: killed with SIGKILL, or stopped by SIGHUP (the
+terminal closed), its web server, worker, beat, demo agent and embedded Redis go with it and the port is free.
+
+The launcher runs as `make run` does, on the embedded default in a var dir of its own and free ports, so it
+shares nothing with the rest of the suite."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from config import embedded_redis
+from tests.conftest import ROOT, free_port
+
+pytestmark = pytest.mark.worker  # it runs a real Celery worker (and beat)
+
+PROC = Path("/proc")
+
+
+def _process_table() -> dict[int, tuple[int, str, str]]:
+    """pid -> (parent pid, state, start time) for every process, read from /proc."""
+    table = {}
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name (field 2) is in parentheses and may hold spaces: split after its closing one.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        table[int(entry.name)] = (int(fields[1]), fields[0], fields[19])
+    return table
+
+
+def _descendants(root: int) -> dict[int, str]:
+    """pid -> start time of every process below ``root``."""
+    table = _process_table()
+    found: dict[int, str] = {}
+    frontier = [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, _state, started) in table.items():
+            if ppid == parent and pid not in found:
+                found[pid] = started
+                frontier.append(pid)
+    return found
+
+
+def _still_running(processes: dict[int, str]) -> dict[int, str]:
+    """Those of ``processes`` still alive (the same pid and start time, and not a zombie)."""
+    table = _process_table()
+    alive = {}
+    for pid, started in processes.items():
+        row = table.get(pid)
+        if row and row[2] == started and row[1] != "Z":
+            try:
+                alive[pid] = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+    return alive
+
+
+def _port_is_free(port: int) -> bool:
+    """No socket listens on it (TIME_WAIT leftovers of closed connections do not count, as for a new server)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+            sock.listen()
+        except OSError:
+            return False
+    return True
+
+
+def _wait_for(condition, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGHUP], ids=["SIGKILL", "SIGHUP"])
+def test_the_launcher_leaves_no_process_behind(tmp_path, signum):
+    var_dir = tmp_path / "var"
+    port, demo_port = free_port(), free_port()
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_QUEUE", "CHANNELS_PREFIX", "SECRET_KEY", "PORT"}
+    }
+    env.update(INBOX_VAR_DIR=str(var_dir), PORT=str(port), DEMO_AGENT_PORT=str(demo_port))
+    log_path = tmp_path / "launcher.log"
+    with open(log_path, "w") as log:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "config.launcher"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+        )
+    children: dict[int, str] = {}
+    try:
+
+        def healthy() -> bool:
+            if launcher.poll() is not None:
+                raise AssertionError(f"the launcher exited:\n{log_path.read_text()[-3000:]}")
+            try:
+                return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2, trust_env=False).status_code == 200
+            except httpx.TransportError:
+                return False
+
+        assert _wait_for(healthy, 120), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
+        children = _descendants(launcher.pid)
+        commands = " | ".join(_still_running(children).values())
+        for part in ("uvicorn", "worker", "beat", "agents.demo", "redis"):
+            assert part in commands, f"no {part} among the launcher's children: {commands}"
+        # The launcher wrote the key every child signs with, before starting them.
+        assert (var_dir / "secret_key").stat().st_mode & 0o777 == 0o600
+
+        launcher.send_signal(signum)
+        launcher.wait(timeout=60)
+
+        assert _wait_for(lambda: not _still_running(children), 60), (
+            f"left behind after {signal.Signals(signum).name}: {_still_running(children)}"
+        )
+        assert _port_is_free(port) and _port_is_free(demo_port)
+        assert not embedded_redis._answers(embedded_redis.socket_path(var_dir))
+        if signum == signal.SIGHUP:
+            assert "Stopped." in log_path.read_text()
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+            launcher.wait()
+        # Should the test fail, leave nothing running for the rest of the suite either.
+        for pid in _still_running(children):
+            os.kill(pid, signal.SIGKILL)
