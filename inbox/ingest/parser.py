@@ -103,6 +103,8 @@ class RunRecord:
     interrupts: list[InterruptRecord] = field(default_factory=list)
     content_hash: str = ""
     requested_by: str = ""
+    # RUN_STARTED.input as the agent echoed it (the RunAgentInput this run answered), when it did.
+    started_input: dict | None = None
 
 
 def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
@@ -349,6 +351,8 @@ def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
     _calls_from_messages(record.messages_snapshot, calls)
     record.tool_calls = list(calls.values())
     record.requested_by = _requested_by(events)
+    if started is not None and started.input is not None:
+        record.started_input = started.input.model_dump(mode="json", by_alias=True)
     if record.outcome == "interrupt":
         record.interrupts = _interrupts(events[-1], raw_events[-1])
     return record

@@ -149,7 +149,7 @@ def _run_ingest_once(
         tool_calls=record.tool_calls,
         tool_results=record.tool_results,
         events=record.events,
-        input=run_input,
+        input=run_input if run_input is not None else record.started_input,
         requested_by=record.requested_by,
         content_hash=record.content_hash,
         # Announced to the team by inbox.notifications when it has something open; otherwise nothing to say.

@@ -65,7 +65,8 @@ class Run(models.Model):
     tool_results = models.JSONField(default=list, blank=True)
     # A compact record of the events the inbox read (RAW and rawEvent dropped), for the run page.
     events = models.JSONField(default=list, blank=True)
-    # The RunAgentInput the inbox sent when it started this run itself (source=started).
+    # The RunAgentInput this run answered: what the inbox sent (source=started or resume), else what the
+    # agent echoed in RUN_STARTED.input. A resume without MESSAGES_SNAPSHOT rebuilds its messages from it.
     input = models.JSONField(null=True, blank=True)
     # Who asked for the run's actions, when the agent names them (metadata/forwardedProps "requestedBy"):
     # that person may not approve its interrupts.
