@@ -465,6 +465,41 @@ def _interrupts(final: Any, final_raw: dict) -> list[InterruptRecord]:
     return records
 
 
+# Where framework metadata names the real tool call behind an interrupt raised on a synthetic one: Google ADK's
+# ``confirmation`` interrupts sit on an ``adk_request_confirmation`` call and carry the call they guard here.
+NAMED_CALL_PATHS: tuple[tuple[str, ...], ...] = (("adk", "originalFunctionCall"),)
+
+
+def named_call(metadata: Any) -> dict | None:
+    """The tool call an interrupt's metadata names ({"id", "name", "args"}), or None."""
+    for path in NAMED_CALL_PATHS:
+        value = metadata
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"]:
+            return value
+    return None
+
+
+def proposal_for(interrupt: InterruptRecord, tool_calls: list[dict]) -> dict | None:
+    """The proposal an interrupt asks about: the call its metadata names (as streamed if it was, else as the
+    metadata gives it), or else the call its own ``toolCallId`` points at."""
+    by_id = {call.get("id"): call for call in tool_calls}
+    named = named_call(interrupt.metadata)
+    if named is not None:
+        if named["id"] in by_id:
+            return by_id[named["id"]]
+        args = named.get("args")
+        return {
+            "id": named["id"],
+            "name": str(named.get("name") or ""),
+            "args": args,
+            "argsText": json.dumps(args) if args is not None else "",
+            "source": "metadata",
+        }
+    return by_id.get(interrupt.tool_call_id) if interrupt.tool_call_id else None
+
+
 REQUESTED_BY_KEY = "requestedBy"
 
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
-from inbox.ingest.parser import IngestError, RunRecord
+from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
 from inbox.models import InboxItem, Run, Thread
@@ -175,7 +175,7 @@ def _run_ingest_once(
                 expires_at_defaulted=defaulted,
                 metadata=interrupt.metadata,
                 raw=interrupt.raw,
-                tool_call=run.tool_call(interrupt.tool_call_id),
+                tool_call=proposal_for(interrupt, run.tool_calls),
                 status=InboxItem.Status.EXPIRED if stale else InboxItem.Status.OPEN,
                 status_note="expiresAt was already past when the run was posted" if stale else "",
                 decided_at=now if stale else None,

@@ -186,6 +186,12 @@ class InboxItem(models.Model):
         return self.status == self.Status.OPEN
 
     @property
+    def linked_call_id(self) -> str:
+        """The tool call this item answers for: its proposal's id (which framework metadata may name, e.g. ADK's
+        ``originalFunctionCall``), else its own ``toolCallId``. Tool results are filed by it."""
+        return (self.tool_call or {}).get("id") or self.tool_call_id
+
+    @property
     def tool_name(self) -> str:
         return (self.tool_call or {}).get("name", "")
 

@@ -369,27 +369,35 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
 
 
 def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -> None:
-    """TOOL_CALL_RESULT closes the audit trail of the item whose toolCallId it names:
-    proposal (interrupted run) → decision and edits → result (resumed run)."""
-    by_call = {item.tool_call_id: item for item in interrupted.items.exclude(tool_call_id="")}
+    """TOOL_CALL_RESULT closes the audit trail of the item it answers: proposal (interrupted run) → decision
+    and edits → result (resumed run). An item is answered by a result for the call it asks about
+    (``linked_call_id``: the call its metadata names, e.g. ADK's original call) or, failing that, for its
+    own ``toolCallId``."""
+    by_call = {result["toolCallId"]: result for result in record.tool_results}
     now = timezone.now()
-    for result in record.tool_results:
-        item = by_call.get(result["toolCallId"])
-        if item is None:
+    for item in interrupted.items.all():
+        call_id = next((cid for cid in (item.linked_call_id, item.tool_call_id) if cid and cid in by_call), "")
+        if not call_id:
             continue
-        item.tool_result = {"content": result["content"], "messageId": result["messageId"], "runId": resumed.run_id}
+        result = by_call[call_id]
+        item.tool_result = {
+            "content": result["content"],
+            "messageId": result["messageId"],
+            "runId": resumed.run_id,
+            "toolCallId": call_id,
+        }
         item.tool_result_at = now
         item.save(update_fields=["tool_result", "tool_result_at"])
         audit(
             actor=SYSTEM,
             verb="item.tool_result",
             obj=item,
-            data={"toolCallId": item.tool_call_id, "runId": resumed.run_id},
+            data={"toolCallId": call_id, "runId": resumed.run_id},
         )
         live.publish_on_commit(
             live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk),
             "item.tool_result",
-            {"item": item.pk, "run": interrupted.pk, "toolCallId": item.tool_call_id, "resumedRun": resumed.pk},
+            {"item": item.pk, "run": interrupted.pk, "toolCallId": call_id, "resumedRun": resumed.pk},
         )
 
 
