@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
+from inbox.conformance.recorder import record_run
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
@@ -183,6 +184,7 @@ def _run_ingest_once(
             )
         )
     InboxItem.objects.bulk_create(items)
+    record_run(run=run, record=record, items=items, new_thread=new_thread)
     # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
     events = [
         audit_event(

@@ -361,3 +361,7 @@ class TeamWebhook(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team_id} → {self.url}"
+
+
+# Models of capability packages that live in the ``inbox`` app's tables.
+from inbox.conformance.models import ConformanceObservation  # noqa: E402,F401

@@ -34,6 +34,7 @@ from django.utils import timezone
 from pydantic import TypeAdapter
 
 from inbox.audit.record import Actor, audit
+from inbox.conformance.recorder import record_resume
 from inbox.ingest.parser import IngestError, RunRecord, read_run
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
@@ -352,7 +353,8 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             _push_state(row)
             return "failed"
         resumed = result.run
-        _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
+        items = _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
+        record_resume(resume=row, resumed=resumed, record=record, items=items)
         now = timezone.now()
         row.resumed_run = resumed
         row.next_attempt_at = None
@@ -368,14 +370,15 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
     return row.state
 
 
-def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -> None:
+def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -> list[InboxItem]:
     """TOOL_CALL_RESULT closes the audit trail of the item it answers: proposal (interrupted run) → decision
     and edits → result (resumed run). An item is answered by a result for the call it asks about
     (``linked_call_id``: the call its metadata names, e.g. ADK's original call) or, failing that, for its
     own ``toolCallId``."""
     by_call = {result["toolCallId"]: result for result in record.tool_results}
     now = timezone.now()
-    for item in interrupted.items.all():
+    items = list(interrupted.items.order_by("position", "pk"))
+    for item in items:
         call_id = next((cid for cid in (item.linked_call_id, item.tool_call_id) if cid and cid in by_call), "")
         if not call_id:
             continue
@@ -399,6 +402,7 @@ def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -
             "item.tool_result",
             {"item": item.pk, "run": interrupted.pk, "toolCallId": call_id, "resumedRun": resumed.pk},
         )
+    return items
 
 
 def resume_requeue_stuck() -> int:

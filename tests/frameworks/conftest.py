@@ -82,6 +82,12 @@ class RoundTrip:
 
         return resume_dispatch(resume_id=Resume.objects.get(run_id=run_pk).pk)
 
+    def conformance(self) -> dict[str, set[str]]:
+        """The agent's conformance report as {behaviour: variants seen} (through the API)."""
+        response = self.client.get(f"/api/v1/agents/{self.slug}/conformance")
+        assert response.status_code == 200, response.content
+        return {b["key"]: {seen["variant"] for seen in b["seen"]} for b in response.json()["behaviours"]}
+
     def run(self, run_pk: int) -> dict:
         response = self.client.get(f"/api/v1/runs/{run_pk}")
         assert response.status_code == 200

@@ -60,8 +60,11 @@ def test_approve_runs_the_real_call_and_its_result_is_filed_on_the_item(trip, ad
     # ADK ends the resumed run with the legacy success shape (no outcome).
     assert (resumed.outcome, resumed.outcome_omitted) == ("success", True)
     assert item.tool_result["runId"] == resumed.run_id
-    trail = trip.client.get(f"/audit/tool-calls/{item.tool_call_id}/")
-    assert trail.status_code == 200
+    report = trip.conformance()
+    assert report["interrupt_reason"] == {"confirmation_original_call"}
+    assert report["tool_result_filing"] == {"named_call"}
+    assert report["run_outcome"] == {"interrupt", "legacy_success"}
+    assert report["boundary_snapshots"] == {"none"} and report["response_schema"] == {"absent"}
 
 
 def test_deny_is_not_executed(trip, adk_server):

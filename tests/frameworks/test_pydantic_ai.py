@@ -64,6 +64,11 @@ def test_approve_resumes_with_the_rebuilt_conversation_and_the_email_is_sent(tri
     resume = Resume.objects.get(run_id=run["id"])
     assert resume.resumed_run.outcome == "success" and not resume.resumed_run.outcome_omitted
     assert item.tool_result["runId"] == resume.resumed_run.run_id
+    report = trip.conformance()
+    assert report["boundary_snapshots"] == {"none"}  # no snapshots: the inbox rebuilt the conversation
+    assert report["tool_call_binding"] == {"matched"} and report["response_schema"] == {"with_edits"}
+    assert report["run_outcome"] == {"interrupt", "success"}
+    assert report["tool_result_filing"] == {"original_call"} and report["reemitted_tool_calls"] == {"not_reemitted"}
 
 
 def test_approve_with_edits_sends_the_edited_email(trip, pydantic_ai_server):

@@ -49,6 +49,9 @@ def test_approve_executes_the_call_and_files_its_result(trip, strands_server):
     assert json.loads(item.tool_result["content"])["status"] == "sent"
     resumed = Resume.objects.get(run_id=run["id"]).resumed_run
     assert resumed.outcome == "success" and item.tool_result["runId"] == resumed.run_id
+    report = trip.conformance()
+    assert report["interrupt_reason"] == {"tool_call"} and report["tool_call_binding"] == {"matched"}
+    assert report["boundary_snapshots"] == {"both"} and report["tool_result_filing"] == {"original_call"}
 
 
 def test_deny_is_not_executed(trip, strands_server):
@@ -80,3 +83,6 @@ def test_a_named_interrupt_is_answered_and_its_result_shows_on_the_run_page(trip
     assert page.status_code == 200
     section = page.content.decode().split("data-resumed-results", 1)[1].split("</section>", 1)[0]
     assert "budget 500 approved" in section and resumed.tool_results[0]["toolCallId"] in section
+    report = trip.conformance()
+    assert report["interrupt_reason"] == {"custom_namespaced"} and report["response_schema"] == {"absent"}
+    assert report["boundary_snapshots"] == {"both"}
