@@ -50,7 +50,7 @@ def start_framework_server(name: str, module: str, tmp_path_factory) -> AgentPro
         env=OFFLINE_ENV,
         log_dir=tmp_path_factory.mktemp(name),
     )
-    return server.start(timeout=120)
+    return server.start(timeout=300)  # crewai alone imports in ~25-60 s on a busy 2-core machine
 
 
 @dataclass
