@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test test-fast lint format bench install clean
+.PHONY: run test test-fast lint format bench install clean frameworks-venvs test-frameworks
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,29 @@ test: $(STAMP)
 	@set +e; INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+## Framework round trips (tests/frameworks, issue 14): each framework's AG-UI integration in its own venv
+## (.venv-frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
+FRAMEWORKS ?= pydantic-ai strands adk
+FRAMEWORK_VENVS := .venv-frameworks
+
+$(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
+	test -x $(FRAMEWORK_VENVS)/$*/bin/python || $(PYTHON) -m venv $(FRAMEWORK_VENVS)/$*
+	$(FRAMEWORK_VENVS)/$*/bin/python -m pip install --quiet --upgrade pip
+	$(FRAMEWORK_VENVS)/$*/bin/python -m pip install --quiet -r requirements-frameworks-$*.txt
+	touch $@
+
+frameworks-venvs: $(foreach fw,$(FRAMEWORKS),$(FRAMEWORK_VENVS)/$(fw)/.installed)
+
+## make test-frameworks: the round trips of FRAMEWORKS (default: pydantic-ai strands adk; add crewai
+## agent-framework for the heavier ones), with the same database and Redis settings as make test.
+test-frameworks: $(STAMP) frameworks-venvs
+	@mkdir -p $(TEST_VAR)
+	@set +e; INBOX_FRAMEWORK_TESTS=1 INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest \
+	  $(foreach fw,$(FRAMEWORKS),tests/frameworks/test_$(subst -,_,$(fw)).py) $(PYTEST_ARGS); rc=$$?; \
+	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
+	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
 
 ## make test-fast: the edit-run loop; no browser, no Celery worker, no AG-UI agent process (markers in pytest.ini).
 test-fast: $(STAMP)

@@ -11,6 +11,14 @@ Two ways, neither needing Django (only ``httpx`` and ``ag-ui-protocol``):
   endpoint already streams, e.g. ``ag-ui-langgraph``'s ``agent.run(input)``.
 
 ``RAW`` events and ``rawEvent`` fields are left out of what is posted (they only make the body big).
+
+**Messages.** When the inbox resumes a run, it sends the run's ``MESSAGES_SNAPSHOT`` as ``messages``; without
+one, it rebuilds the conversation from the ``RunAgentInput`` the run answered (``RUN_STARTED.input``) and the
+run's tool-call proposals. So by default (``include_messages=True``) the client makes sure the inbox has the
+conversation: pass ``run_input=`` (the ``RunAgentInput`` your endpoint received) and, when the run's
+``RUN_STARTED`` does not already echo an ``input``, it is posted as ``RUN_STARTED.input`` (a ``RUN_STARTED`` is
+added if the stream has none). ``include_messages=False`` keeps the conversation from the inbox: the
+``MESSAGES_SNAPSHOT`` events and ``RUN_STARTED.input.messages`` are left out of what is posted.
 See docs/agent-client.md for a runnable example.
 """
 
@@ -58,10 +66,38 @@ def _slim(events: Iterable[Any]) -> list[dict]:
     return slim
 
 
-def _request(base_url: str, token: str, events: Iterable[Any]) -> tuple[str, dict, dict]:
+def with_messages(events: list[dict], *, run_input: Any = None, include_messages: bool = True) -> list[dict]:
+    """The run's events with the conversation the inbox needs to resume it (see the module docstring)."""
+    if not include_messages:
+        kept = []
+        for event in events:
+            if event.get("type") == "MESSAGES_SNAPSHOT":
+                continue
+            if event.get("type") == "RUN_STARTED" and isinstance(event.get("input"), dict):
+                event = {**event, "input": {**event["input"], "messages": []}}
+            kept.append(event)
+        return kept
+    if run_input is None:
+        return events
+    data = to_dict(run_input)
+    started = next((i for i, event in enumerate(events) if event.get("type") == "RUN_STARTED"), None)
+    if started is not None:
+        if events[started].get("input") is None:
+            events = [*events[:started], {**events[started], "input": data}, *events[started + 1 :]]
+        return events
+    finished = events[-1] if events else {}
+    thread_id = finished.get("threadId") or (data or {}).get("threadId")
+    run_id = finished.get("runId") or (data or {}).get("runId")
+    return [{"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id, "input": data}, *events]
+
+
+def _request(
+    base_url: str, token: str, events: Iterable[Any], *, run_input: Any = None, include_messages: bool = True
+) -> tuple[str, dict, dict]:
     url = base_url.rstrip("/") + "/api/v1/runs"
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-    return url, headers, {"events": _slim(events)}
+    slim = with_messages(_slim(events), run_input=run_input, include_messages=include_messages)
+    return url, headers, {"events": slim}
 
 
 def _answer(response: httpx.Response) -> dict:
@@ -77,10 +113,20 @@ def _answer(response: httpx.Response) -> dict:
     return body
 
 
-def post_run(events: Iterable[Any], *, base_url: str, token: str, timeout: float = 30.0) -> dict:
+def post_run(
+    events: Iterable[Any],
+    *,
+    base_url: str,
+    token: str,
+    timeout: float = 30.0,
+    run_input: Any = None,
+    include_messages: bool = True,
+) -> dict:
     """POST one run (its events, ending with RUN_FINISHED) to the inbox. Returns the inbox's answer;
-    raises ``InboxError``. Posting the same run twice is safe: the inbox answers 200 with the same run."""
-    url, headers, body = _request(base_url, token, events)
+    raises ``InboxError``. Posting the same run twice is safe: the inbox answers 200 with the same run.
+    ``run_input``: the RunAgentInput the run answered, posted as ``RUN_STARTED.input`` when the events do not
+    echo one (the conversation a resume needs); ``include_messages=False`` leaves the conversation out."""
+    url, headers, body = _request(base_url, token, events, run_input=run_input, include_messages=include_messages)
     try:
         response = httpx.post(url, json=body, headers=headers, timeout=timeout)
     except httpx.HTTPError as exc:
@@ -88,9 +134,17 @@ def post_run(events: Iterable[Any], *, base_url: str, token: str, timeout: float
     return _answer(response)
 
 
-async def apost_run(events: Iterable[Any], *, base_url: str, token: str, timeout: float = 30.0) -> dict:
+async def apost_run(
+    events: Iterable[Any],
+    *,
+    base_url: str,
+    token: str,
+    timeout: float = 30.0,
+    run_input: Any = None,
+    include_messages: bool = True,
+) -> dict:
     """``post_run`` for async code."""
-    url, headers, body = _request(base_url, token, events)
+    url, headers, body = _request(base_url, token, events, run_input=run_input, include_messages=include_messages)
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:
             response = await client.post(url, json=body, headers=headers)
@@ -108,7 +162,13 @@ def _is_interrupt_finish(data: dict | None) -> bool:
 
 
 def forward_interrupts(
-    stream: Iterable[Any], *, base_url: str, token: str, on_posted: Callable[[dict], None] | None = None
+    stream: Iterable[Any],
+    *,
+    base_url: str,
+    token: str,
+    on_posted: Callable[[dict], None] | None = None,
+    run_input: Any = None,
+    include_messages: bool = True,
 ) -> Iterator[Any]:
     """Yield every event of ``stream`` unchanged; post the run to the inbox when it ends in an interrupt.
 
@@ -122,14 +182,22 @@ def forward_interrupts(
         if data and data.get("type") == "RUN_STARTED" and len(seen) > 1:
             seen = [event]  # one stream may carry several runs: keep the current one
         if _is_interrupt_finish(data):
-            answer = post_run(seen, base_url=base_url, token=token)
+            answer = post_run(
+                seen, base_url=base_url, token=token, run_input=run_input, include_messages=include_messages
+            )
             if on_posted:
                 on_posted(answer)
         yield event
 
 
 async def aforward_interrupts(
-    stream: AsyncIterable[Any], *, base_url: str, token: str, on_posted: Callable[[dict], None] | None = None
+    stream: AsyncIterable[Any],
+    *,
+    base_url: str,
+    token: str,
+    on_posted: Callable[[dict], None] | None = None,
+    run_input: Any = None,
+    include_messages: bool = True,
 ) -> AsyncIterator[Any]:
     """``forward_interrupts`` for async streams."""
     seen: list[Any] = []
@@ -139,7 +207,9 @@ async def aforward_interrupts(
         if data and data.get("type") == "RUN_STARTED" and len(seen) > 1:
             seen = [event]
         if _is_interrupt_finish(data):
-            answer = await apost_run(seen, base_url=base_url, token=token)
+            answer = await apost_run(
+                seen, base_url=base_url, token=token, run_input=run_input, include_messages=include_messages
+            )
             if on_posted:
                 on_posted(answer)
         yield event

@@ -20,6 +20,7 @@ from agents.models import http_url_validator
 from inbox.models import (
     AuditEvent,
     Comment,
+    ConformanceObservation,
     Decision,
     InboxItem,
     NotificationPreference,
@@ -233,3 +234,11 @@ class TeamWebhookAdmin(admin.ModelAdmin):
     list_filter = ("enabled", "team")
     search_fields = ("url", "team__name")
     list_select_related = ("team",)
+
+
+@admin.register(ConformanceObservation)
+class ConformanceObservationAdmin(ReadOnlyAdmin):
+    list_display = ("agent", "behaviour", "variant", "last_seen_at", "first_seen_at", "example_run")
+    list_filter = ("behaviour", "variant", "agent")
+    search_fields = ("agent__slug", "behaviour", "variant", "detail")
+    list_select_related = ("agent", "example_run")

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from inbox.conformance import api as conformance
 from inbox.decisions import api as decisions
 from inbox.ingest import api as ingest
 from inbox.listing import api as listing
@@ -12,6 +13,7 @@ urlpatterns = [
     path("runs", ingest.RunIngestApi.as_view(), name="api-runs-ingest"),
     path("agent", ingest.AgentWhoAmIApi.as_view(), name="api-agent-whoami"),
     path("agents/<slug:slug>/runs", ingest.RunStartApi.as_view(), name="api-agent-runs-start"),
+    path("agents/<slug:slug>/conformance", conformance.AgentConformanceApi.as_view(), name="api-agent-conformance"),
     path("runs/<int:pk>", listing.RunDetailApi.as_view(), name="api-run"),
     path("items", listing.ItemListApi.as_view(), name="api-items"),
     path("items/<int:pk>", listing.ItemDetailApi.as_view(), name="api-item"),

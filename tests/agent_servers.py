@@ -36,8 +36,13 @@ class AgentProcess:
         module: str = "agents.demo",
         log_dir: Path | None = None,
         state_file: Path | None = None,
+        python: str | None = None,
+        env: dict[str, str] | None = None,
     ):
         self.port = port or free_port()
+        # Another interpreter (a framework's own venv, tests/frameworks) and extra environment, if given.
+        self.python = python or sys.executable
+        self.env = env
         self.token = token
         self.state_file = state_file
         self.module = module
@@ -49,13 +54,15 @@ class AgentProcess:
         return f"http://127.0.0.1:{self.port}/"
 
     def start(self, timeout: float = 30) -> AgentProcess:
-        command = [sys.executable, "-m", self.module, "--port", str(self.port)]
+        command = [self.python, "-m", self.module, "--port", str(self.port)]
         if self.token:
             command += ["--token", self.token]
         if self.state_file:
             command += ["--state-file", str(self.state_file)]
         with open(self.log_path, "w") as log:
-            self.process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(self.env or {})}
+            )
         deadline = time.monotonic() + timeout
         while True:
             try:

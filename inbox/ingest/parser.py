@@ -101,6 +101,8 @@ class RunRecord:
     interrupts: list[InterruptRecord] = field(default_factory=list)
     content_hash: str = ""
     requested_by: str = ""
+    # RUN_STARTED.input as the agent echoed it (the RunAgentInput this run answered), when it did.
+    started_input: dict | None = None
 
 
 def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
@@ -323,20 +325,8 @@ def read_run(raw_events: list[Any], prefix: str = "events", *, allow_error: bool
 
 
 def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
-    final = events[-1]
-    thread_id = getattr(final, "thread_id", None)
-    run_id = getattr(final, "run_id", None)
     started = next((e for e in events if e.type == EventType.RUN_STARTED), None)
-    if started is not None:
-        if thread_id is None:
-            thread_id, run_id = started.thread_id, started.run_id
-        elif (started.thread_id, started.run_id) != (thread_id, run_id):
-            index = events.index(started)
-            raise _invalid(
-                _join(prefix, index, ["runId"]),
-                "same_run",
-                "RUN_STARTED and RUN_FINISHED name different threadId/runId: one POST carries one run.",
-            )
+    thread_id, run_id = _run_ids(events, started, prefix)
     record = RunRecord(
         thread_id=thread_id or "",
         run_id=run_id or "",
@@ -352,26 +342,50 @@ def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
         events=[],
         content_hash=content_hash(raw_events),
     )
+    calls = _read_events(events, record)
+    for call in calls.values():
+        call["args"] = _parse_args(call["argsText"])
+        call["source"] = "events"
+    _calls_from_messages(record.messages_snapshot, calls)
+    record.tool_calls = list(calls.values())
+    record.requested_by = _requested_by(events)
+    if started is not None and started.input is not None:
+        record.started_input = started.input.model_dump(mode="json", by_alias=True)
+    if record.outcome == "interrupt":
+        record.interrupts = _interrupts(events[-1], raw_events[-1])
+    return record
+
+
+def _run_ids(events: list, started: Any, prefix: str) -> tuple[str | None, str | None]:
+    """threadId/runId of the run: from RUN_FINISHED (or RUN_ERROR), else RUN_STARTED; both must agree."""
+    final = events[-1]
+    thread_id = getattr(final, "thread_id", None)
+    run_id = getattr(final, "run_id", None)
+    if started is not None:
+        if thread_id is None:
+            thread_id, run_id = started.thread_id, started.run_id
+        elif (started.thread_id, started.run_id) != (thread_id, run_id):
+            index = events.index(started)
+            raise _invalid(
+                _join(prefix, index, ["runId"]),
+                "same_run",
+                "RUN_STARTED and RUN_FINISHED name different threadId/runId: one POST carries one run.",
+            )
+    return thread_id, run_id
+
+
+def _read_events(events: list, record: RunRecord) -> dict[str, dict]:
+    """Fill the record's snapshots, results, outcome and event list; return the streamed tool calls by id."""
     calls: dict[str, dict] = {}
     last_chunk_id: str | None = None
     for event in events:
         kind = event.type
-        if kind == EventType.STATE_SNAPSHOT:
+        if kind in _TOOL_CALL_EVENTS:
+            last_chunk_id = _read_tool_call_event(event, calls, last_chunk_id)
+        elif kind == EventType.STATE_SNAPSHOT:
             record.state_snapshot = event.snapshot
         elif kind == EventType.MESSAGES_SNAPSHOT:
             record.messages_snapshot = [m.model_dump(mode="json", by_alias=True) for m in event.messages]
-        elif kind == EventType.TOOL_CALL_START:
-            calls[event.tool_call_id] = {"id": event.tool_call_id, "name": event.tool_call_name, "argsText": ""}
-        elif kind == EventType.TOOL_CALL_ARGS:
-            calls.setdefault(event.tool_call_id, {"id": event.tool_call_id, "name": "", "argsText": ""})
-            calls[event.tool_call_id]["argsText"] += event.delta
-        elif kind == EventType.TOOL_CALL_CHUNK:
-            call_id = event.tool_call_id or last_chunk_id
-            if call_id:
-                last_chunk_id = call_id
-                call = calls.setdefault(call_id, {"id": call_id, "name": "", "argsText": ""})
-                call["name"] = call["name"] or (event.tool_call_name or "")
-                call["argsText"] += event.delta or ""
         elif kind == EventType.TOOL_CALL_RESULT:
             record.tool_results.append(
                 {"toolCallId": event.tool_call_id, "messageId": event.message_id, "content": event.content}
@@ -386,12 +400,34 @@ def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
             record.outcome, record.error_message = "error", event.message
         if kind not in _NOT_RECORDED and len(record.events) < _MAX_RECORDED_EVENTS:
             record.events.append(_compact(event))
+    return calls
 
-    for call in calls.values():
-        call["args"] = _parse_args(call["argsText"])
-        call["source"] = "events"
-    # Plain LangGraph nodes emit no TOOL_CALL_* events: the proposals are then only in the snapshot.
-    for message in record.messages_snapshot or []:
+
+_TOOL_CALL_EVENTS = {EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_CHUNK}
+
+
+def _read_tool_call_event(event: Any, calls: dict[str, dict], last_chunk_id: str | None) -> str | None:
+    """Accumulate one TOOL_CALL_START/ARGS/CHUNK into ``calls``; return the id a following id-less chunk
+    continues."""
+    kind = event.type
+    if kind == EventType.TOOL_CALL_START:
+        calls[event.tool_call_id] = {"id": event.tool_call_id, "name": event.tool_call_name, "argsText": ""}
+    elif kind == EventType.TOOL_CALL_ARGS:
+        calls.setdefault(event.tool_call_id, {"id": event.tool_call_id, "name": "", "argsText": ""})
+        calls[event.tool_call_id]["argsText"] += event.delta
+    else:
+        call_id = event.tool_call_id or last_chunk_id
+        if call_id:
+            last_chunk_id = call_id
+            call = calls.setdefault(call_id, {"id": call_id, "name": "", "argsText": ""})
+            call["name"] = call["name"] or (event.tool_call_name or "")
+            call["argsText"] += event.delta or ""
+    return last_chunk_id
+
+
+def _calls_from_messages(messages: list[dict] | None, calls: dict[str, dict]) -> None:
+    """Plain LangGraph nodes emit no TOOL_CALL_* events: the proposals are then only in the snapshot."""
+    for message in messages or []:
         if message.get("role") != "assistant":
             continue
         for tool_call in message.get("toolCalls") or []:
@@ -406,27 +442,60 @@ def _record(events: list, raw_events: list[dict], prefix: str) -> RunRecord:
                     "args": _parse_args(args_text),
                     "source": "messages",
                 }
-    record.tool_calls = list(calls.values())
 
-    record.requested_by = _requested_by(events)
-    if record.outcome == "interrupt":
-        final_raw = raw_events[-1]
-        for position, interrupt in enumerate(final.outcome.interrupts):
-            raw = final_raw["outcome"]["interrupts"][position]
-            record.interrupts.append(
-                InterruptRecord(
-                    position=position,
-                    id=interrupt.id,
-                    reason=interrupt.reason,
-                    message=interrupt.message or "",
-                    tool_call_id=interrupt.tool_call_id or "",
-                    response_schema=interrupt.response_schema,
-                    expires_at=parse_expires_at(interrupt.expires_at) if interrupt.expires_at else None,
-                    metadata=interrupt.metadata,
-                    raw=raw,
-                )
+
+def _interrupts(final: Any, final_raw: dict) -> list[InterruptRecord]:
+    records = []
+    for position, interrupt in enumerate(final.outcome.interrupts):
+        records.append(
+            InterruptRecord(
+                position=position,
+                id=interrupt.id,
+                reason=interrupt.reason,
+                message=interrupt.message or "",
+                tool_call_id=interrupt.tool_call_id or "",
+                response_schema=interrupt.response_schema,
+                expires_at=parse_expires_at(interrupt.expires_at) if interrupt.expires_at else None,
+                metadata=interrupt.metadata,
+                raw=final_raw["outcome"]["interrupts"][position],
             )
-    return record
+        )
+    return records
+
+
+# Where framework metadata names the real tool call behind an interrupt raised on a synthetic one: Google ADK's
+# ``confirmation`` interrupts sit on an ``adk_request_confirmation`` call and carry the call they guard here.
+NAMED_CALL_PATHS: tuple[tuple[str, ...], ...] = (("adk", "originalFunctionCall"),)
+
+
+def named_call(metadata: Any) -> dict | None:
+    """The tool call an interrupt's metadata names ({"id", "name", "args"}), or None."""
+    for path in NAMED_CALL_PATHS:
+        value = metadata
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, dict) and isinstance(value.get("id"), str) and value["id"]:
+            return value
+    return None
+
+
+def proposal_for(interrupt: InterruptRecord, tool_calls: list[dict]) -> dict | None:
+    """The proposal an interrupt asks about: the call its metadata names (as streamed if it was, else as the
+    metadata gives it), or else the call its own ``toolCallId`` points at."""
+    by_id = {call.get("id"): call for call in tool_calls}
+    named = named_call(interrupt.metadata)
+    if named is not None:
+        if named["id"] in by_id:
+            return by_id[named["id"]]
+        args = named.get("args")
+        return {
+            "id": named["id"],
+            "name": str(named.get("name") or ""),
+            "args": args,
+            "argsText": json.dumps(args) if args is not None else "",
+            "source": "metadata",
+        }
+    return by_id.get(interrupt.tool_call_id) if interrupt.tool_call_id else None
 
 
 REQUESTED_BY_KEY = "requestedBy"

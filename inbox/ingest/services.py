@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
-from inbox.ingest.parser import IngestError, RunRecord
+from inbox.conformance.recorder import record_run
+from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
 from inbox.models import InboxItem, Run, Thread
@@ -149,7 +150,7 @@ def _run_ingest_once(
         tool_calls=record.tool_calls,
         tool_results=record.tool_results,
         events=record.events,
-        input=run_input,
+        input=run_input if run_input is not None else record.started_input,
         requested_by=record.requested_by,
         content_hash=record.content_hash,
         # Announced to the team by inbox.notifications when it has something open; otherwise nothing to say.
@@ -175,7 +176,7 @@ def _run_ingest_once(
                 expires_at_defaulted=defaulted,
                 metadata=interrupt.metadata,
                 raw=interrupt.raw,
-                tool_call=run.tool_call(interrupt.tool_call_id),
+                tool_call=proposal_for(interrupt, run.tool_calls),
                 status=InboxItem.Status.EXPIRED if past else InboxItem.Status.OPEN,
                 status_note="expiresAt was already past when the run was posted" if past else "",
                 decided_at=now if past else None,
@@ -183,6 +184,7 @@ def _run_ingest_once(
             )
         )
     InboxItem.objects.bulk_create(items)
+    record_run(run=run, record=record, items=items, new_thread=new_thread)
     # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
     events = [
         audit_event(

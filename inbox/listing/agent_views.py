@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 
 from agents.demo import SCENARIOS
 from inbox import access
+from inbox.conformance.selectors import agent_report
 from inbox.core.errors import ApplicationError
 from inbox.ingest.start import run_start
 from inbox.models import InboxItem, Run
@@ -59,5 +60,6 @@ def agent_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "form": form,
         "error": error,
         "scenarios": SCENARIOS.items() if agent.slug == "demo" else (),
+        "conformance": agent_report(agent),
     }
     return render(request, "agents/detail.html", context, status=error.status if error else 200)

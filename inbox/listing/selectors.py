@@ -228,6 +228,15 @@ def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
     return {"input": run_input, "entries": entries}
 
 
+def unfiled_results(*, resumed_run: Run | None, items: list[InboxItem]) -> list[dict]:
+    """The resumed run's TOOL_CALL_RESULTs that answer no item's tool call: what a non-tool interrupt (a
+    Strands ``tool_context.interrupt``, a CrewAI flow step...) led to. Shown on the run page."""
+    if resumed_run is None:
+        return []
+    filed = {cid for item in items for cid in (item.linked_call_id, item.tool_call_id) if cid}
+    return [result for result in resumed_run.tool_results or [] if result.get("toolCallId") not in filed]
+
+
 @dataclass(frozen=True)
 class Quorum:
     """``approvals`` of ``required`` distinct approvals of the same answer, and who gave them."""

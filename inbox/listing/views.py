@@ -160,9 +160,11 @@ def _run_live_context(run: Run, items: list[InboxItem]) -> dict[str, Any]:
     resume = _resume_of(run)
     decided = sum(1 for item in items if item.is_decided)
     preview = page_selectors.resume_preview(run=run, items=items) if resume is None else None
+    resumed_run = resume.resumed_run if resume is not None and resume.resumed_run_id else None
     return {
         "resume": resume,
-        "resumed_run": resume.resumed_run if resume is not None and resume.resumed_run_id else None,
+        "resumed_run": resumed_run,
+        "unfiled_results": page_selectors.unfiled_results(resumed_run=resumed_run, items=items),
         "decided_count": decided,
         "open_count": sum(1 for item in items if item.is_open),
         "expired_count": sum(1 for item in items if item.status == InboxItem.Status.EXPIRED),

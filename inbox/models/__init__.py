@@ -78,7 +78,8 @@ class Run(models.Model):
     tool_results = models.JSONField(default=list, blank=True)
     # A compact record of the events the inbox read (RAW and rawEvent dropped), for the run page.
     events = models.JSONField(default=list, blank=True)
-    # The RunAgentInput the inbox sent when it started this run itself (source=started).
+    # The RunAgentInput this run answered: what the inbox sent (source=started or resume), else what the
+    # agent echoed in RUN_STARTED.input. A resume without MESSAGES_SNAPSHOT rebuilds its messages from it.
     input = models.JSONField(null=True, blank=True)
     # Who asked for the run's actions, when the agent names them (metadata/forwardedProps "requestedBy"):
     # that person may not approve its interrupts.
@@ -216,6 +217,12 @@ class InboxItem(models.Model):
         """Someone other than ``user`` holds this item. Whether that stops ``user`` deciding it is
         ``inbox.access.locked_by_claim``."""
         return self.claimed_by_id is not None and self.claimed_by_id != user.pk
+
+    @property
+    def linked_call_id(self) -> str:
+        """The tool call this item answers for: its proposal's id (which framework metadata may name, e.g. ADK's
+        ``originalFunctionCall``), else its own ``toolCallId``. Tool results are filed by it."""
+        return (self.tool_call or {}).get("id") or self.tool_call_id
 
     @property
     def tool_name(self) -> str:
@@ -396,3 +403,7 @@ class TeamWebhook(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team_id} → {self.url}"
+
+
+# Models of capability packages that live in the ``inbox`` app's tables.
+from inbox.conformance.models import ConformanceObservation  # noqa: E402,F401

@@ -19,19 +19,22 @@ worker that was presumed dead and wakes up late cannot overwrite a newer attempt
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from ag_ui.core import ResumeEntry, RunAgentInput
+from ag_ui.core import AssistantMessage, FunctionCall, Message, ResumeEntry, RunAgentInput, ToolCall, ToolMessage
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
+from pydantic import TypeAdapter
 
 from inbox.audit.record import Actor, audit
+from inbox.conformance.recorder import record_resume
 from inbox.core.errors import ApplicationError
 from inbox.ingest.parser import IngestError, RunRecord, read_run
 from inbox.live import push as live
@@ -53,8 +56,9 @@ def new_run_id() -> str:
 
 def build_resume_input(*, run: Run, items: list[InboxItem], next_run_id: str) -> dict[str, Any]:
     """The RunAgentInput answering every interrupt of ``run`` (``items`` in position order), camelCase
-    exactly as the SDK serializes it. Replay-style continuation: messages and state come from the
-    interrupted run's snapshots; tools, context and forwardedProps are always present."""
+    exactly as the SDK serializes it. Replay-style continuation: ``messages`` as ``resume_messages`` says,
+    ``state`` from the interrupted run's STATE_SNAPSHOT ({} without one); tools, context and
+    forwardedProps are always present."""
     entries = []
     for item in items:
         if item.status == InboxItem.Status.RESOLVED:
@@ -70,14 +74,68 @@ def build_resume_input(*, run: Run, items: list[InboxItem], next_run_id: str) ->
             "threadId": run.thread.thread_id,
             "runId": next_run_id,
             "state": run.state_snapshot if run.state_snapshot is not None else {},
-            "messages": run.messages_snapshot or [],
+            "messages": [],
             "tools": [],
             "context": [],
             "forwardedProps": {},
         }
     )
+    run_input.messages = resume_messages(run)
     run_input.resume = entries
     return run_input.model_dump(mode="json", by_alias=True)
+
+
+def resume_messages(run: Run) -> list[Message]:
+    """The conversation a resume carries, as AG-UI SDK messages.
+
+    - The interrupted run sent a ``MESSAGES_SNAPSHOT``: that snapshot, as sent (the spec's rule: the agent
+      emits what it needs to resume before RUN_FINISHED).
+    - It did not: rebuilt from what the inbox saw, in this order:
+      1. the messages of the input the run answered (``Run.input``: what the inbox sent when it started or
+         resumed the run, or the ``RUN_STARTED.input`` the agent echoed);
+      2. a ``tool`` message for each TOOL_CALL_RESULT of the run that answers a call made before it;
+      3. one ``assistant`` message (id ``assistant-<runId>``) whose ``toolCalls`` are the run's tool-call
+         proposals (id, name, and arguments exactly as streamed), re-emitted calls left out;
+      4. a ``tool`` message for each TOOL_CALL_RESULT of the run that answers one of those proposals.
+      Nothing known gives ``[]``.
+    """
+    if run.messages_snapshot:
+        return _message_adapter.validate_python(run.messages_snapshot)
+    messages: list[Message] = _message_adapter.validate_python((run.input or {}).get("messages") or [])
+    proposals = [call for call in run.tool_calls or [] if call.get("id") and not call.get("reemitted")]
+    proposed = {call["id"] for call in proposals}
+    results = [result for result in run.tool_results or [] if result.get("toolCallId")]
+    messages += [_tool_message(result) for result in results if result["toolCallId"] not in proposed]
+    if proposals:
+        messages.append(
+            AssistantMessage(
+                id=f"assistant-{run.run_id}",
+                role="assistant",
+                tool_calls=[
+                    ToolCall(
+                        id=call["id"],
+                        type="function",
+                        function=FunctionCall(name=call.get("name") or "", arguments=call.get("argsText") or ""),
+                    )
+                    for call in proposals
+                ],
+            )
+        )
+    messages += [_tool_message(result) for result in results if result["toolCallId"] in proposed]
+    return messages
+
+
+def _tool_message(result: dict) -> ToolMessage:
+    content = result.get("content")
+    return ToolMessage(
+        id=result.get("messageId") or f"tool-{result['toolCallId']}",
+        role="tool",
+        tool_call_id=result["toolCallId"],
+        content=content if isinstance(content, str) else json.dumps(content),
+    )
+
+
+_message_adapter: TypeAdapter = TypeAdapter(list[Message])
 
 
 def _push_state(resume: Resume) -> None:
@@ -296,7 +354,8 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             _push_state(row)
             return "failed"
         resumed = result.run
-        _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
+        items = _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
+        record_resume(resume=row, resumed=resumed, record=record, items=items)
         now = timezone.now()
         row.resumed_run = resumed
         row.next_attempt_at = None
@@ -312,29 +371,39 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
     return row.state
 
 
-def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -> None:
-    """TOOL_CALL_RESULT closes the audit trail of the item whose toolCallId it names:
-    proposal (interrupted run) → decision and edits → result (resumed run)."""
-    by_call = {item.tool_call_id: item for item in interrupted.items.exclude(tool_call_id="")}
+def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -> list[InboxItem]:
+    """TOOL_CALL_RESULT closes the audit trail of the item it answers: proposal (interrupted run) → decision
+    and edits → result (resumed run). An item is answered by a result for the call it asks about
+    (``linked_call_id``: the call its metadata names, e.g. ADK's original call) or, failing that, for its
+    own ``toolCallId``."""
+    by_call = {result["toolCallId"]: result for result in record.tool_results}
     now = timezone.now()
-    for result in record.tool_results:
-        item = by_call.get(result["toolCallId"])
-        if item is None:
+    items = list(interrupted.items.order_by("position", "pk"))
+    for item in items:
+        call_id = next((cid for cid in (item.linked_call_id, item.tool_call_id) if cid and cid in by_call), "")
+        if not call_id:
             continue
-        item.tool_result = {"content": result["content"], "messageId": result["messageId"], "runId": resumed.run_id}
+        result = by_call[call_id]
+        item.tool_result = {
+            "content": result["content"],
+            "messageId": result["messageId"],
+            "runId": resumed.run_id,
+            "toolCallId": call_id,
+        }
         item.tool_result_at = now
         item.save(update_fields=["tool_result", "tool_result_at"])
         audit(
             actor=SYSTEM,
             verb="item.tool_result",
             obj=item,
-            data={"toolCallId": item.tool_call_id, "runId": resumed.run_id},
+            data={"toolCallId": call_id, "runId": resumed.run_id},
         )
         live.publish_on_commit(
             live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk),
             "item.tool_result",
-            {"item": item.pk, "run": interrupted.pk, "toolCallId": item.tool_call_id, "resumedRun": resumed.pk},
+            {"item": item.pk, "run": interrupted.pk, "toolCallId": call_id, "resumedRun": resumed.pk},
         )
+    return items
 
 
 def resume_requeue_stuck() -> int:

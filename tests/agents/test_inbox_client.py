@@ -67,3 +67,61 @@ def test_the_async_wrapper_accepts_sse_encoded_strings(live_asgi, agent):
 
     assert run_async(consume()) == encoded
     assert Run.objects.get().thread.thread_id == "async-thread"
+
+
+def _tool_call_run(thread_id: str) -> list[dict]:
+    return [
+        {"type": "TOOL_CALL_START", "toolCallId": "tc-9", "toolCallName": "sendEmail"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-9", "delta": '{"to": "a@b.com"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": "tc-9"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": thread_id,
+            "runId": "r-9",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "i-9", "reason": "tool_call", "toolCallId": "tc-9"}],
+            },
+        },
+    ]
+
+
+def test_the_run_input_is_posted_so_a_resume_carries_the_agents_conversation(live_asgi, agent, alice):
+    from inbox.decisions.services import decision_submit
+    from inbox.resumes.services import build_resume_input
+
+    question = {"id": "u-9", "role": "user", "content": "Email a@b.com"}
+    run_input = {
+        "threadId": "own-thread",
+        "runId": "r-9",
+        "state": {},
+        "messages": [question],
+        "tools": [],
+        "context": [],
+        "forwardedProps": {},
+    }
+    answers: list[dict] = []
+    list(
+        forward_interrupts(
+            iter(_tool_call_run("own-thread")),
+            base_url=live_asgi,
+            token=agent.token,
+            run_input=run_input,
+            on_posted=answers.append,
+        )
+    )
+    run = Run.objects.get(pk=answers[0]["id"])
+    assert run.input["messages"] == [question]
+    item = run.items.get()
+    decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True})
+    item.refresh_from_db()
+    sent = build_resume_input(run=run, items=[item], next_run_id="r-10")
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant"] and sent["messages"][0] == question
+
+
+def test_include_messages_false_keeps_the_conversation_from_the_inbox(live_asgi, agent):
+    answer = post_run(
+        load_events("email-interrupted-run.jsonl"), base_url=live_asgi, token=agent.token, include_messages=False
+    )
+    run = Run.objects.get(pk=answer["id"])
+    assert run.messages_snapshot is None and not (run.input or {}).get("messages")

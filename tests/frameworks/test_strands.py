@@ -1,0 +1,88 @@
+"""AWS Strands (``ag-ui-strands``) round trip: ``ToolBehavior(interrupt_on_call=True)`` tool approvals
+(schema ``{approved}`` only: no edits offered) and a tool's own named ``tool_context.interrupt``
+(reason = its name, no toolCallId), whose result the run page shows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inbox.models import InboxItem, Resume
+from tests.frameworks.conftest import last_input, sent, start_framework_server
+
+pytestmark = pytest.mark.integration
+
+MESSAGE = "Email bob@example.com subject: Lunch body: Are we on?"
+PROPOSED = {"to": "bob@example.com", "subject": "Lunch", "body": "Are we on?"}
+
+
+@pytest.fixture(scope="module")
+def strands_server(tmp_path_factory):
+    server = start_framework_server("strands", "tests.frameworks.servers.strands_agent", tmp_path_factory)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def trip(round_trip, strands_server):
+    return round_trip(strands_server, "strands")
+
+
+def interrupted(trip, message: str = MESSAGE) -> tuple[dict, InboxItem]:
+    run = trip.start(message)
+    assert (run["outcome"], len(run["items"])) == ("interrupt", 1)
+    return run, InboxItem.objects.get(pk=run["items"][0]["id"])
+
+
+def test_approve_executes_the_call_and_files_its_result(trip, strands_server):
+    run, item = interrupted(trip)
+    assert item.reason == "tool_call" and item.tool_call["args"] == PROPOSED
+    assert not item.offers_edits  # the adapter's schema is {approved} only
+    assert item.metadata["tool_name"] == "sendEmail"
+    trip.decide(item.pk, "resolved", {"approved": True})
+    assert trip.resume(run["id"]) == "delivered"
+    assert sent(strands_server, item.tool_call_id) == [{"toolCallId": item.tool_call_id, "args": PROPOSED}]
+    # The agent sent MESSAGES_SNAPSHOT: the resume carries it as sent.
+    assert last_input(strands_server)["messages"][-1]["toolCalls"][0]["id"] == item.tool_call_id
+    item.refresh_from_db()
+    assert json.loads(item.tool_result["content"])["status"] == "sent"
+    resumed = Resume.objects.get(run_id=run["id"]).resumed_run
+    assert resumed.outcome == "success" and item.tool_result["runId"] == resumed.run_id
+    report = trip.conformance()
+    assert report["interrupt_reason"] == {"tool_call"} and report["tool_call_binding"] == {"matched"}
+    assert report["boundary_snapshots"] == {"both"} and report["tool_result_filing"] == {"original_call"}
+
+
+def test_deny_is_not_executed(trip, strands_server):
+    run, item = interrupted(trip)
+    trip.decide(item.pk, "resolved", {"approved": False})
+    assert trip.resume(run["id"]) == "delivered"
+    assert sent(strands_server) == []
+    item.refresh_from_db()
+    assert item.tool_result is not None and "sent" not in item.tool_result["content"]
+
+
+def test_cancel_is_not_executed(trip, strands_server):
+    run, item = interrupted(trip)
+    trip.decide(item.pk, "cancelled")
+    assert trip.resume(run["id"]) == "delivered"
+    assert last_input(strands_server)["resume"] == [{"interruptId": item.interrupt_id, "status": "cancelled"}]
+    assert sent(strands_server) == []
+
+
+def test_a_named_interrupt_is_answered_and_its_result_shows_on_the_run_page(trip, strands_server):
+    run, item = interrupted(trip, "Budget 500")
+    assert (item.reason, item.tool_call_id) == ("inbox:budget", "")
+    assert item.metadata == {"reason": {"message": "Approve a budget of 500?"}}
+    trip.decide(item.pk, "resolved", {"approved": True})
+    assert trip.resume(run["id"]) == "delivered"
+    resumed = Resume.objects.get(run_id=run["id"]).resumed_run
+    assert [json.loads(r["content"]) for r in resumed.tool_results] == ["budget 500 approved"]
+    page = trip.client.get(f"/inbox/runs/{run['id']}/")
+    assert page.status_code == 200
+    section = page.content.decode().split("data-resumed-results", 1)[1].split("</section>", 1)[0]
+    assert "budget 500 approved" in section and resumed.tool_results[0]["toolCallId"] in section
+    report = trip.conformance()
+    assert report["interrupt_reason"] == {"custom_namespaced"} and report["response_schema"] == {"absent"}
+    assert report["boundary_snapshots"] == {"both"}
