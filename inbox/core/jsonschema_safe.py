@@ -151,15 +151,26 @@ def _unique_items(validator, unique, instance, schema) -> Iterator[ValidationErr
         seen.add(key)
 
 
-@functools.lru_cache(maxsize=256)
-def _enum_keys(enum_text: str) -> frozenset[str]:
-    return frozenset(canonical_key(each) for each in json.loads(enum_text))
+_enum_cache: dict[int, tuple[list, frozenset[str]]] = {}
+
+
+def _enum_keys(enums: list) -> frozenset[str]:
+    """The canonical keys of an ``enum`` list, computed once per list object (schemas are reused while
+    validating, and an item's schema is loaded once per decision)."""
+    cached = _enum_cache.get(id(enums))
+    if cached is not None and cached[0] is enums:
+        return cached[1]
+    keys = frozenset(canonical_key(each) for each in enums)
+    if len(_enum_cache) > 256:
+        _enum_cache.clear()
+    _enum_cache[id(enums)] = (enums, keys)
+    return keys
 
 
 def _enum(validator, enums, instance, schema) -> Iterator[ValidationError]:
     if not isinstance(enums, list):
         return
-    if canonical_key(instance) not in _enum_keys(json.dumps(enums, sort_keys=True)):
+    if canonical_key(instance) not in _enum_keys(enums):
         shown = repr(enums) if len(enums) <= 20 else f"the {len(enums)} allowed values"
         yield ValidationError(f"{instance!r} is not one of {shown}")
 
@@ -170,8 +181,8 @@ class _Budget:
         self.left = limit
         self.limit = limit
 
-    def spend(self) -> None:
-        self.left -= 1
+    def spend(self, cost: int) -> None:
+        self.left -= cost
         if self.left < 0:
             raise ValidationTooCostly(self.limit)
 
@@ -179,11 +190,17 @@ class _Budget:
 _budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("jsonschema_budget", default=None)
 
 
-def _budgeted(keyword):
+# Following a reference costs jsonschema about ten times a plain keyword.
+_COSTS = {"$ref": 10, "$dynamicRef": 10, "$recursiveRef": 10}
+
+
+def _budgeted(name: str, keyword):
+    cost = _COSTS.get(name, 1)
+
     def apply(validator, value, instance, schema):
         budget = _budget.get()
         if budget is not None:
-            budget.spend()
+            budget.spend(cost)
         return keyword(validator, value, instance, schema)
 
     return apply
@@ -204,7 +221,7 @@ def safe_validator_class(base: type) -> type:
     for name, keyword in _OVERRIDES.items():
         if name in keywords:
             keywords[name] = keyword
-    return jsonschema.validators.extend(base, {name: _budgeted(kw) for name, kw in keywords.items()})
+    return jsonschema.validators.extend(base, {name: _budgeted(name, kw) for name, kw in keywords.items()})
 
 
 def base_validator_class(schema: Any) -> type:

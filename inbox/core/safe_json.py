@@ -36,22 +36,30 @@ def _join(path: str, part: str | int) -> str:
     return f"{path}.{part}" if path else part
 
 
-def _constant(name: str) -> Any:
-    raise UnsafeJson("", "finite_number", f"{name} is not a JSON number; only finite numbers are accepted.")
+class _Refused:
+    """Stands in for a number the parser met but the inbox refuses, until ``check_value`` finds its path."""
+
+    def __init__(self, rule: str, what: str):
+        self.rule = rule
+        self.what = what
 
 
-def _float(text: str) -> float:
+def _constant(name: str) -> _Refused:
+    return _Refused("finite_number", f"is {name}, which is not a JSON number; only finite numbers are accepted")
+
+
+def _float(text: str) -> float | _Refused:
     value = float(text)
     if math.isinf(value):
-        raise UnsafeJson("", "finite_number", f"The number {text[:40]} is too large to store.")
+        return _Refused("finite_number", f"is a number too large to store ({text[:20]}…)")
     return value
 
 
-def _int(text: str) -> int:
+def _int(text: str) -> int | _Refused:
     try:
         return int(text)
     except ValueError:  # Python refuses to convert integers over 4,300 digits
-        raise UnsafeJson("", "integer_digits", f"An integer of {len(text)} digits is too long.") from None
+        return _Refused("integer_digits", f"is an integer of {len(text)} digits, which is too long")
 
 
 def text_problem(text: str) -> tuple[str, str] | None:
@@ -77,6 +85,8 @@ def check_value(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) 
         current, where, depth = stack.pop()
         if isinstance(current, str):
             check_text(current, where)
+        elif isinstance(current, _Refused):
+            raise UnsafeJson(where, current.rule, f"{where or 'The value'} {current.what}.")
         elif isinstance(current, float):
             if not math.isfinite(current):
                 raise UnsafeJson(where, "finite_number", f"{where or 'The value'} must be a finite number.")
@@ -87,10 +97,10 @@ def check_value(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) 
                 )
             if isinstance(current, dict):
                 for key, sub in current.items():
-                    sub_path = _join(where, str(key))
-                    if isinstance(key, str):
-                        check_text(key, sub_path)
-                    stack.append((sub, sub_path, depth + 1))
+                    if isinstance(key, str) and text_problem(key) is not None:
+                        rule, message = text_problem(key)
+                        raise UnsafeJson(where, rule, f"A key of {where or 'the value'} {message}.")
+                    stack.append((sub, _join(where, str(key)), depth + 1))
             else:
                 stack.extend((sub, _join(where, index), depth + 1) for index, sub in enumerate(current))
 
@@ -103,9 +113,6 @@ def loads(data: str | bytes, path: str = "", *, max_depth: int = MAX_JSON_DEPTH)
         raise UnsafeJson(path, "utf8", f"{path or 'The body'} is not valid UTF-8: {exc.reason}.") from None
     try:
         value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
-    except UnsafeJson as exc:
-        exc.path = path
-        raise
     except RecursionError:
         raise UnsafeJson(
             path, "max_depth", f"{path or 'The value'} is nested deeper than {max_depth} levels."
