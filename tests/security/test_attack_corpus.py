@@ -135,7 +135,7 @@ def tool_item(agent, ingest) -> InboxItem:
 
 
 API = {
-    "payload_nesting_10k": ('{"status": "resolved", "payload": {"n": %s}}' % deep(10_000), "body", 400),
+    "payload_nesting_10k": (f'{{"status": "resolved", "payload": {{"n": {deep(10_000)}}}}}', "body", 400),
     "payload_nul": ('{"status": "resolved", "payload": {"note": "a\\u0000"}}', "payload.note", 400),
     "payload_nul_key": ('{"status": "resolved", "payload": {"\\u0000": 1}}', "payload", 400),
     "payload_surrogate": ('{"status": "resolved", "payload": {"note": "\\udfff"}}', "payload.note", 400),
@@ -168,16 +168,17 @@ def test_bulk_and_comments(client: Client, alice, item, tool_item):
     client.force_login(alice)
     before = stored()
     cases = [
-        ("/api/v1/items/bulk-decision", '{"ids": [%d], "action": "approve", "comment": "\\u0000"}' % tool_item.pk),
-        ("/api/v1/items/bulk-decision", '{"ids": %s, "action": "approve"}' % deep(10_000)),
-        ("/api/v1/items/bulk-decision", '{"ids": [%d], "action": "approve", "comment": "\\ud800"}' % tool_item.pk),
+        ("/api/v1/items/bulk-decision", '{"ids": [ID], "action": "approve", "comment": "\\u0000"}'),
+        ("/api/v1/items/bulk-decision", f'{{"ids": {deep(10_000)}, "action": "approve"}}'),
+        ("/api/v1/items/bulk-decision", '{"ids": [ID], "action": "approve", "comment": "\\ud800"}'),
         (f"/api/v1/items/{item.pk}/comments", '{"body": "hi \\u0000"}'),
         (f"/api/v1/items/{item.pk}/comments", '{"body": "\\udc00"}'),
-        (f"/api/v1/items/{item.pk}/comments", '{"body": %s}' % deep(10_000)),
+        (f"/api/v1/items/{item.pk}/comments", f'{{"body": {deep(10_000)}}}'),
         (f"/api/v1/runs/{item.run_id}/comments", '{"body": "\\u0000"}'),
         (f"/api/v1/items/{item.pk}/assign", '{"assignee": "\\u0000"}'),
     ]
     for url, body in cases:
+        body = body.replace("ID", str(tool_item.pk))
         response = client.post(url, data=body, content_type="application/json")
         assert response.status_code == 400, (url, body[:80], response.content[:300])
         assert response.json()["error"]
@@ -186,7 +187,7 @@ def test_bulk_and_comments(client: Client, alice, item, tool_item):
 
 # --- the HTML decide form -------------------------------------------------------------------------------
 FORM = {
-    "answer_deep": ({"action": "answer", "answer": '{"n": %s}' % deep(5000)}, "item"),
+    "answer_deep": ({"action": "answer", "answer": f'{{"n": {deep(5000)}}}'}, "item"),
     "answer_nan": ({"action": "answer", "answer": '{"n": NaN}'}, "item"),
     "answer_huge_int": ({"action": "answer", "answer": '{"n": %s}' % ("9" * 5000)}, "item"),
     "answer_nul_escape": ({"action": "answer", "answer": '{"note": "\\u0000"}'}, "item"),
