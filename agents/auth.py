@@ -7,6 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from agents.models import AgentToken, hash_token
+from agents.throttles import FailedAuthThrottle, failing
 
 
 class AgentTokenAuthentication(authentication.BaseAuthentication):
@@ -19,11 +20,12 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <agent token>'.")
+        FailedAuthThrottle().check(request)
         token = AgentToken.objects.select_related("agent").filter(token_hash=hash_token(raw.strip())).first()
         if token is None:
-            raise exceptions.AuthenticationFailed("Unknown agent token.")
+            raise failing(request, exceptions.AuthenticationFailed("Unknown agent token."))
         if token.revoked_at is not None:
-            raise exceptions.AuthenticationFailed("This agent token was revoked.")
+            raise failing(request, exceptions.AuthenticationFailed("This agent token was revoked."))
         if not token.agent.enabled:
             raise exceptions.PermissionDenied(f"Agent {token.agent.slug!r} is disabled.")
         now = timezone.now()

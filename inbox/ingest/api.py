@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from agents.auth import AgentTokenAuthentication
 from agents.models import Agent
+from agents.throttles import IngestThrottle
 from inbox import access
 from inbox.core.errors import ERROR_SCHEMA
 from inbox.ingest.parser import IngestError, parse_body, read_run
@@ -93,6 +94,7 @@ class RunIngestApi(APIView):
     authentication_classes = [AgentTokenAuthentication]
     permission_classes = [IsAgent]
     parser_classes = [RawBodyParser]
+    throttle_classes = [IngestThrottle]
 
     @extend_schema(
         operation_id="runs_ingest",
@@ -111,6 +113,7 @@ class RunIngestApi(APIView):
             403: OpenApiResponse(ERROR_SCHEMA, description="The agent is disabled."),
             409: OpenApiResponse(ERROR_SCHEMA, description="Thread has open interrupts, or same ids, other content."),
             413: OpenApiResponse(ERROR_SCHEMA, description="Body over the size limit."),
+            429: OpenApiResponse(ERROR_SCHEMA, description="Over the agent's ingest rate, or too many failed tokens."),
         },
         examples=[
             OpenApiExample(
