@@ -27,14 +27,23 @@ def _too_large_body(limit: int) -> bytes:
 
 
 class BodyLimitMiddleware:
-    def __init__(self, app, limit: int):
+    """``limit`` fixed, or None to read ``settings.INBOX_REQUEST_MAX_BYTES`` on each request."""
+
+    def __init__(self, app, limit: int | None = None):
         self.app = app
-        self.limit = limit
+        self._limit = limit
+
+    @property
+    def limit(self) -> int:
+        from django.conf import settings
+
+        return self._limit if self._limit is not None else settings.INBOX_REQUEST_MAX_BYTES
 
     async def __call__(self, scope: Scope, receive, send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.limit
         declared = None
         for name, value in scope.get("headers", []):
             if name == b"content-length":
@@ -42,8 +51,8 @@ class BodyLimitMiddleware:
                     declared = int(value)
                 except ValueError:
                     declared = None
-        if declared is not None and declared > self.limit:
-            await self._reject(send)
+        if declared is not None and declared > limit:
+            await self._reject(send, limit)
             return
 
         received = 0
@@ -57,10 +66,10 @@ class BodyLimitMiddleware:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.limit:
+                if received > limit:
                     refused = True
                     if not response_started:
-                        await self._reject(send)
+                        await self._reject(send, limit)
                     return {"type": "http.disconnect"}
             return message
 
@@ -76,8 +85,8 @@ class BodyLimitMiddleware:
 
         await self.app(scope, limited_receive, guarded_send)
 
-    async def _reject(self, send) -> None:
-        body = _too_large_body(self.limit)
+    async def _reject(self, send, limit: int) -> None:
+        body = _too_large_body(limit)
         await send(
             {
                 "type": "http.response.start",
