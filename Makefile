@@ -19,7 +19,7 @@ install: $(STAMP)
 
 ## make run: web (ASGI), Celery worker and beat, the demo agent; Ctrl-C stops them all.
 run: $(STAMP)
-	PORT=$(PORT) $(PY) -m config.launcher
+	PORT=$(PORT) DEBUG=$${DEBUG:-1} $(PY) -m config.launcher
 
 ## make test: the whole suite. Its own SQLite and embedded Redis live under var/test.
 ## Exit 5 (no tests collected) is a failure.

@@ -8,6 +8,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from agents.models import Agent, AgentToken, hash_token
+from agents.throttles import FailedAuthThrottle, failing
 
 
 def request_agent(request: Request) -> Agent:
@@ -27,11 +28,12 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <agent token>'.")
+        FailedAuthThrottle().check(request)
         token = AgentToken.objects.select_related("agent").filter(token_hash=hash_token(raw.strip())).first()
         if token is None:
-            raise exceptions.AuthenticationFailed("Unknown agent token.")
+            raise failing(request, exceptions.AuthenticationFailed("Unknown agent token."))
         if token.revoked_at is not None:
-            raise exceptions.AuthenticationFailed("This agent token was revoked.")
+            raise failing(request, exceptions.AuthenticationFailed("This agent token was revoked."))
         if not token.agent.enabled:
             raise exceptions.PermissionDenied(f"Agent {token.agent.slug!r} is disabled.")
         now = timezone.now()

@@ -34,7 +34,7 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
-DEBUG = env_bool("DEBUG", True)
+DEBUG = env_bool("DEBUG", False)  # `make run` sets DEBUG=1 for the embedded default
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = env_str("SITE_URL", f"http://127.0.0.1:{env_int('PORT', 8000)}")
@@ -49,7 +49,6 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "django_jsonform",
     "channels",
@@ -151,7 +150,7 @@ LOGOUT_REDIRECT_URL = "login"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "inbox.core.tokens.ApiTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -222,3 +221,70 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}},
 }
+
+# --- Security hardening (sec) ---------------------------------------------------------------------
+# What people and agents may send, and how much work checking it may take (docs/security.md).
+INBOX_DECISION_MAX_BYTES = env_int("INBOX_DECISION_MAX_BYTES", 256 * 1024)
+INBOX_VALIDATION_MAX_STEPS = env_int("INBOX_VALIDATION_MAX_STEPS", 200_000)
+# Every request body, any endpoint: refused by config.body_limit before Django reads it.
+INBOX_REQUEST_MAX_BYTES = env_int("INBOX_REQUEST_MAX_BYTES", max(INBOX_INGEST_MAX_BYTES, 2 * 1024 * 1024))
+DATA_UPLOAD_MAX_MEMORY_SIZE = INBOX_REQUEST_MAX_BYTES
+
+# Production transport: set these behind TLS (README, "Production"); `check --deploy` is then clean.
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+_PROXY_SSL_HEADER = env_str("SECURE_PROXY_SSL_HEADER")  # e.g. "X-Forwarded-Proto": trust it saying "https"
+if _PROXY_SSL_HEADER:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _PROXY_SSL_HEADER.upper().replace("-", "_"), "https")
+# The ingest and the health check are called by machines over whatever scheme the proxy passes on.
+SECURE_REDIRECT_EXEMPT = [r"^healthz"]
+
+# Login brute force: django-axes locks a username from an IP address after this many failures.
+INSTALLED_APPS += ["axes", "drf_spectacular_sidecar"]
+MIDDLEWARE += ["axes.middleware.AxesMiddleware"]
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.common.CommonMiddleware") + 1, "inbox.core.middleware.RejectUnstorableText"
+)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("INBOX_LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = env_float("INBOX_LOGIN_COOLOFF_MINUTES", 15.0) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
+LOGGING["loggers"]["axes"] = {"level": "WARNING"}
+
+# API throttles (rates as DRF writes them: "30/min"); counted in the cache below.
+INBOX_FAILED_AUTH_RATE = env_str("INBOX_FAILED_AUTH_RATE", "30/min")  # failed token logins per client IP
+INBOX_INGEST_RATE = env_str("INBOX_INGEST_RATE", "6000/min")  # POST /api/v1/runs per agent
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"failed_auth": INBOX_FAILED_AUTH_RATE, "ingest": INBOX_INGEST_RATE}
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
+    "inbox.core.parsers.SafeJSONParser",
+    "rest_framework.parsers.FormParser",
+    "rest_framework.parsers.MultiPartParser",
+]
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    # Shared by every web process, so a limit holds however many there are.
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env_str("CHANNELS_PREFIX", "inbox") + "-throttle",
+    },
+}
+
+# API docs: Swagger UI served from the project (drf-spectacular-sidecar), never from a CDN.
+SPECTACULAR_SETTINGS.update(
+    {
+        "SWAGGER_UI_DIST": "SIDECAR",
+        "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+        "REDOC_DIST": "SIDECAR",
+    }
+)

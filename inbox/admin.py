@@ -11,13 +11,16 @@ import json
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 from agents.models import http_url_validator
+from inbox.audit.record import Actor, audit
 from inbox.models import (
+    ApiToken,
     AuditEvent,
     Comment,
     ConformanceObservation,
@@ -242,3 +245,52 @@ class ConformanceObservationAdmin(ReadOnlyAdmin):
     list_filter = ("behaviour", "variant", "agent")
     search_fields = ("agent__slug", "behaviour", "variant", "detail")
     list_select_related = ("agent", "example_run")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Approvers' API tokens: adding one shows its key once, in a message; only its hash is stored."""
+
+    list_display = ("prefix_display", "user", "label", "is_active", "created_at", "last_used_at", "revoked_at")
+    list_filter = (("revoked_at", admin.EmptyFieldListFilter),)
+    search_fields = ("prefix", "label", "user__username")
+    list_select_related = ("user",)
+    fields = ("user", "label")
+    actions = ["revoke"]
+
+    @admin.display(description="Token")
+    def prefix_display(self, token: ApiToken) -> str:
+        return f"{token.prefix}…"
+
+    @admin.display(boolean=True, description="Active")
+    def is_active(self, token: ApiToken) -> bool:
+        return token.is_active
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        return ("user", "label") if obj is not None else ()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: ApiToken, form: forms.ModelForm, change: bool) -> None:
+        if change:
+            return
+        token, raw = ApiToken.issue(obj.user, label=obj.label)
+        obj.pk, obj.prefix, obj.token_hash, obj.created_at = token.pk, token.prefix, token.token_hash, token.created_at
+        obj._state.adding = False
+        audit(actor=Actor.for_user(request.user), verb="api_token.issued", obj=obj.user, data={"prefix": token.prefix})
+        messages.warning(request, f"The new API token for {obj.user} — copy it now, it is not shown again: {raw}")
+
+    @admin.action(description="Revoke selected tokens")
+    def revoke(self, request: HttpRequest, queryset) -> None:
+        tokens = list(queryset.filter(revoked_at__isnull=True).select_related("user"))
+        now = timezone.now()
+        for token in tokens:
+            ApiToken.objects.filter(pk=token.pk).update(revoked_at=now)
+            audit(
+                actor=Actor.for_user(request.user),
+                verb="api_token.revoked",
+                obj=token.user,
+                data={"prefix": token.prefix},
+            )
+        self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)

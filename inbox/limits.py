@@ -14,7 +14,6 @@ MAX_DECISION_COMMENT = 5000  # characters in the comment that goes with a decisi
 MAX_DISCUSSION_COMMENT = 10_000  # characters in a comment on an item's or run's discussion
 MAX_ANSWER_BYTES = 256 * 1024  # bytes of a form answer or edited arguments typed in the page
 MAX_START_MESSAGE = 20_000  # characters of the message that starts a run on an agent
-MAX_ID_LENGTH = 255  # characters of an AG-UI id the inbox stores (threadId, runId, interrupt id)
 
 
 def max_ingest_bytes() -> int:
@@ -25,3 +24,8 @@ def max_ingest_bytes() -> int:
 def max_interrupts_per_run() -> int:
     """Interrupts in one run (``INBOX_MAX_INTERRUPTS_PER_RUN``; 400 above it)."""
     return settings.INBOX_MAX_INTERRUPTS_PER_RUN
+
+
+MAX_JSON_DEPTH = 64  # nesting of any JSON value an agent or a person sends (arrays and objects)
+MAX_SCHEMA_DEPTH = 32  # nesting of a responseSchema, counted the same way
+MAX_ID_LENGTH = 255  # characters of threadId, runId, parentRunId, an interrupt's id, reason and toolCallId

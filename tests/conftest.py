@@ -69,6 +69,18 @@ def _fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttles() -> Iterator[None]:
+    """API throttles count in Redis, which outlives a test: each test starts with no failures counted."""
+    from django.core.cache import caches
+
+    cache = caches["throttle"]
+    client = cache._cache.get_client(write=True)
+    for key in client.scan_iter(match=cache.make_key("throttle_*").replace(":1:", ":*:")):
+        client.delete(key)
+    yield
+
+
 # --- people and agents ----------------------------------------------------------------------------
 
 

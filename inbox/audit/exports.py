@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -48,6 +48,8 @@ class AuditFilterForm(forms.Form):
         since, until = cleaned.get("since"), cleaned.get("until")
         if since and until and since > until:
             self.add_error("until", "The end date is before the start date.")
+        if until and until >= date.max:  # the range ends at the next midnight, which does not exist
+            self.add_error("until", f"The end date must be before {date.max.isoformat()}.")
         return cleaned
 
     def bounds(self) -> tuple[datetime | None, datetime | None]:

@@ -142,6 +142,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code = getattr(exc, "default_code", "error")
         detail = getattr(exc, "detail", None)
         response.data.setdefault("error", getattr(detail, "code", None) or code)
+        if getattr(exc, "field", None):  # inbox.core.parsers.UnsafeBody
+            response.data.setdefault("field", exc.field)
+            response.data.setdefault("rule", exc.rule)
     return response
 
 

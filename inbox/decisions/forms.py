@@ -17,6 +17,7 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
+from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
 from inbox.decisions.services import default_schema_for
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT
@@ -87,7 +88,8 @@ class DecisionUI:
     def edit_field_types(self) -> str:
         """``{"<arg>": "<JSON type>"}`` from the ``editedArgs`` schema, for the page's field editor (which
         also offers arguments the schema names but the proposal lacks). The server still checks the result."""
-        properties = (((self.schema or {}).get("properties") or {}).get("editedArgs") or {}).get("properties")
+        edited = ((self.schema or {}).get("properties") or {}).get("editedArgs")
+        properties = edited.get("properties") if isinstance(edited, dict) else None  # a boolean subschema has none
         if not isinstance(properties, dict):
             return "{}"
         types = {}
@@ -201,8 +203,8 @@ def answer_form(schema: dict, *, initial: str = "", errors: list[dict] | None = 
         answer = JSONFormField(schema=schema, required=False, label="Answer")
 
     try:
-        value = json.loads(initial) if initial else None
-    except json.JSONDecodeError:
+        value = safe_json.loads(initial) if initial else None
+    except safe_json.UnsafeJson:
         value = None
     form = AnswerForm(initial={"answer": value})
     if errors:
@@ -232,19 +234,21 @@ def prune_empty(value: Any) -> Any:
 
 
 def _parse_json(text: str, path: str) -> Any:
-    if len(text.encode()) > MAX_ANSWER_BYTES:
+    if len(text.encode(errors="surrogatepass")) > MAX_ANSWER_BYTES:
         raise DecisionInputError("The answer is too large.", [{"path": path, "message": "The answer is too large."}])
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
-        raise DecisionInputError(message, [{"path": path, "message": message}]) from None
+        return safe_json.loads(text, path)
+    except safe_json.UnsafeJson as exc:
+        raise DecisionInputError(exc.message, [{"path": exc.path, "message": exc.message}]) from None
 
 
 def read_comment(post: QueryDict) -> str:
     comment = post.get("comment", "").strip()
     if len(comment) > MAX_DECISION_COMMENT:
         raise DecisionInputError(f"The comment is longer than {MAX_DECISION_COMMENT} characters.")
+    problem = safe_json.text_problem(comment)
+    if problem is not None:
+        raise DecisionInputError(f"The comment {problem[1]}.", [{"path": "comment", "message": problem[1]}])
     return comment
 
 

@@ -19,13 +19,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
+import re2
 import referencing.exceptions
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from inbox import access
 from inbox.audit.record import Actor, audit
+from inbox.core import jsonschema_safe
 from inbox.core.errors import ApplicationError
+from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.expiry.services import run_is_past_expiry
 from inbox.limits import MAX_DECISION_COMMENT
 from inbox.live import push as live
@@ -39,6 +43,8 @@ BOOLEAN_APPROVAL_SCHEMA: dict = {
 
 
 def check_comment_length(text: str, *, limit: int, path: str) -> None:
+    """At most ``limit`` characters, and none the database cannot store (NUL, lone surrogates)."""
+    check_comment_text(text, path=path)
     if len(text) > limit:
         raise DecisionError(
             400,
@@ -46,6 +52,13 @@ def check_comment_length(text: str, *, limit: int, path: str) -> None:
             f"A comment is at most {limit} characters ({len(text)} given).",
             [{"path": path, "message": f"must be at most {limit} characters"}],
         )
+
+
+def check_comment_text(text: str, *, path: str) -> None:
+    try:
+        check_text(text, path)
+    except UnsafeJson as exc:
+        raise DecisionError(400, "invalid_comment", exc.message, [{"path": path, "message": exc.message}]) from None
 
 
 class DecisionError(ApplicationError):
@@ -68,9 +81,13 @@ class DecisionOutcome:
 def default_schema_for(item: InboxItem) -> dict | None:
     """The schema an answer is validated against: the interrupt's own, or the spec's boolean default
     for tool approvals and confirmations. None means any JSON value is accepted."""
-    if item.response_schema is not None:
-        return item.response_schema
-    if item.reason in ("tool_call", "confirmation"):
+    return _schema_for(item.response_schema, item.reason)
+
+
+def _schema_for(response_schema: Any, reason: str) -> dict | None:
+    if response_schema is not None:
+        return response_schema
+    if reason in ("tool_call", "confirmation"):
         return BOOLEAN_APPROVAL_SCHEMA
     return None
 
@@ -97,21 +114,52 @@ SCHEMA_APPLICATION_ERRORS = (
     jsonschema.exceptions.FormatError,
     referencing.exceptions.Unresolvable,
     re.error,
+    re2.error,
 )
 
 
 def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
     """Every problem with ``payload`` under ``schema``: ``[{"path": "year", "message": ...}]``.
-    No ``$ref`` is ever fetched: an unresolvable reference is reported as an error."""
+    No ``$ref`` is ever fetched, patterns match in linear time and the work is bounded
+    (``inbox.core.jsonschema_safe``): an unresolvable reference or a too costly check is reported as an error."""
     if schema is None:
         return []
     try:
-        validator_cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        validator = validator_cls(schema, format_checker=validator_cls.FORMAT_CHECKER)
-        errors = sorted(validator.iter_errors(payload), key=lambda e: (list(e.absolute_path), e.message))
+        errors = sorted(jsonschema_safe.iter_errors(schema, payload), key=lambda e: (list(e.absolute_path), e.message))
         return [{"path": _error_path(error), "message": error.message} for error in errors]
+    except jsonschema_safe.ValidationTooCostly as exc:
+        return [{"path": "", "message": f"checking this answer against its schema takes more than {exc} steps"}]
+    except RecursionError:
+        return [{"path": "", "message": "the answer or its schema is nested too deeply to check"}]
     except SCHEMA_APPLICATION_ERRORS as exc:  # a schema jsonschema cannot apply, or a $ref (never fetched)
         return [{"path": "", "message": f"the schema cannot be applied: {exc.__class__.__name__}: {exc}"}]
+
+
+def check_payload(status: Any, payload: Any, schema: dict | None) -> DecisionError | None:
+    """The refusal of a ``resolved`` payload (too large, unsafe or invalid against ``schema``), or None.
+    Runs before any row is locked; the caller raises it in the rules' order."""
+    if status != Decision.Status.RESOLVED:
+        return None
+    limit = settings.INBOX_DECISION_MAX_BYTES
+    try:
+        check_value(payload, "payload")
+        size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
+    except UnsafeJson as exc:
+        return DecisionError(400, "invalid_payload", exc.message, [{"path": exc.path, "message": exc.message}])
+    except (RecursionError, ValueError, TypeError):
+        message = "The answer cannot be stored as JSON."
+        return DecisionError(400, "invalid_payload", message, [{"path": "payload", "message": message}])
+    if size > limit:
+        message = f"The answer is {size} bytes; the limit is {limit} bytes (INBOX_DECISION_MAX_BYTES)."
+        return DecisionError(413, "payload_too_large", message, [{"path": "payload", "message": message}])
+    errors = validate_payload(schema, payload)
+    if errors:
+        first = errors[0]
+        where = f" at '{first['path']}'" if first["path"] else ""
+        return DecisionError(
+            400, "invalid_payload", f"The answer does not match the schema{where}: {first['message']}", errors
+        )
+    return None
 
 
 def requester_of(item: InboxItem) -> str:
@@ -198,6 +246,13 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
     check_status(status, payload)
     comment = (comment or "").strip()
     check_comment_length(comment, limit=MAX_DECISION_COMMENT, path="comment")
+    # The answer is checked here, before any row is locked: a costly schema never holds the run's lock.
+    # An item's schema never changes, so the result still holds inside the transaction, where it is
+    # raised in the rules' order (after the cheap checks of state, expiry, claim and requester).
+    found = InboxItem.objects.filter(pk=item_id).values_list("response_schema", "reason").first()
+    if found is None:
+        raise DecisionError(404, "not_found", "No such item.")
+    payload_error = check_payload(status, payload, _schema_for(*found))
     expired_now = False
     with transaction.atomic():
         run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
@@ -218,17 +273,8 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
         else:
             overrode = check_claim(item, user)
             check_not_requester(item, user, status, payload)
-            if status == Decision.Status.RESOLVED:
-                errors = validate_payload(default_schema_for(item), payload)
-                if errors:
-                    first = errors[0]
-                    where = f" at '{first['path']}'" if first["path"] else ""
-                    raise DecisionError(
-                        400,
-                        "invalid_payload",
-                        f"The answer does not match the schema{where}: {first['message']}",
-                        errors,
-                    )
+            if payload_error is not None:
+                raise payload_error
             outcome = _apply(
                 item=item, user=user, status=status, payload=payload, comment=comment, now=now, overrode=overrode
             )

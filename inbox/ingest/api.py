@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from agents.auth import AgentTokenAuthentication, request_agent
 from agents.models import Agent
+from agents.throttles import IngestThrottle
 from inbox import access, limits
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.ingest.parser import parse_body, read_run
@@ -97,6 +98,7 @@ class RunIngestApi(APIView):
     authentication_classes = [AgentTokenAuthentication]
     permission_classes = [IsAgent]
     parser_classes = [RawBodyParser]
+    throttle_classes = [IngestThrottle]
 
     @extend_schema(
         operation_id="runs_ingest",
@@ -115,6 +117,7 @@ class RunIngestApi(APIView):
             403: OpenApiResponse(ERROR_SCHEMA, description="The agent is disabled."),
             409: OpenApiResponse(ERROR_SCHEMA, description="Thread has open interrupts, or same ids, other content."),
             413: OpenApiResponse(ERROR_SCHEMA, description="Body over the size limit."),
+            429: OpenApiResponse(ERROR_SCHEMA, description="Over the agent's ingest rate, or too many failed tokens."),
         },
         examples=[
             OpenApiExample(

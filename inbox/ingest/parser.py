@@ -22,7 +22,10 @@ from ag_ui.core import Event, EventType
 from django.conf import settings
 from pydantic import TypeAdapter, ValidationError
 
+from inbox.core import jsonschema_safe, safe_json
 from inbox.core.errors import ApplicationError
+from inbox.core.jsonschema_safe import SchemaProblem
+from inbox.limits import MAX_ID_LENGTH
 
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 
@@ -110,11 +113,12 @@ def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
     if content_type.split(";")[0].strip().lower() == "text/event-stream":
         return parse_sse(body), "events"
     try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IngestError(
-            400, "malformed_json", f"The body is not valid JSON: {exc}", [FieldError("body", "json", str(exc))]
-        ) from None
+        data = safe_json.loads(body)
+    except safe_json.UnsafeJson as exc:
+        if exc.rule in ("json", "utf8"):
+            message = f"The body is not valid JSON: {exc.message}"
+            raise IngestError(400, "malformed_json", message, [FieldError("body", "json", exc.message)]) from None
+        raise _invalid(exc.path or "body", exc.rule, exc.message) from None
     if isinstance(data, dict) and "events" in data and "type" not in data:
         events = data["events"]
         if not isinstance(events, list):
@@ -133,7 +137,10 @@ def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
 
 def parse_sse(body: bytes | str) -> list[Any]:
     """The ``data:`` payloads of an SSE body, one JSON event each (multi-line data joined by newlines)."""
-    text = body.decode("utf-8", errors="strict") if isinstance(body, bytes) else body
+    try:
+        text = body.decode("utf-8", errors="strict") if isinstance(body, bytes) else body
+    except UnicodeDecodeError as exc:
+        raise _invalid("body", "utf8", f"The event stream is not valid UTF-8 (byte {exc.start}).") from None
     events: list[Any] = []
     data_lines: list[str] = []
 
@@ -142,11 +149,13 @@ def parse_sse(body: bytes | str) -> list[Any]:
             return
         payload = "\n".join(data_lines)
         data_lines.clear()
+        index = len(events)
         try:
-            events.append(json.loads(payload))
-        except json.JSONDecodeError as exc:
-            index = len(events)
-            raise _invalid(f"events[{index}]", "json", f"SSE event {index} is not valid JSON: {exc}") from None
+            events.append(safe_json.loads(payload, f"events[{index}]"))
+        except safe_json.UnsafeJson as exc:
+            if exc.rule == "json":
+                raise _invalid(f"events[{index}]", "json", f"SSE event {index} is not valid JSON: {exc}") from None
+            raise _invalid(exc.path, exc.rule, exc.message) from None
 
     for line in text.splitlines():
         if line == "":
@@ -196,36 +205,66 @@ def _camel(name: str) -> str:
     return head + "".join(part.title() for part in rest)
 
 
+_EARLIEST_EXPIRY = datetime(1970, 1, 1, tzinfo=UTC)
+_LATEST_EXPIRY = datetime(9000, 1, 1, tzinfo=UTC)
+
+
 def parse_expires_at(value: Any) -> datetime:
-    """ISO 8601; a value with no offset is read as UTC."""
+    """ISO 8601; a value with no offset is read as UTC. Refused outside 1970–9000 (UTC), where adding a
+    reminder lead or an offset could overflow."""
     if not isinstance(value, str) or not value.strip():
         raise ValueError("not a string")
     parsed = datetime.fromisoformat(value.strip())
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        parsed = parsed.astimezone(UTC) if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    except OverflowError:
+        raise ValueError("out of range") from None
+    if not _EARLIEST_EXPIRY <= parsed < _LATEST_EXPIRY:
+        raise ValueError("out of range")
+    return parsed
+
+
+def _check_length(raw: dict, key: str, path: str) -> None:
+    value = raw.get(key)
+    if isinstance(value, str) and len(value) > MAX_ID_LENGTH:
+        raise _invalid(
+            _join(path, None, [key]),
+            "max_length",
+            f"{key} is at most {MAX_ID_LENGTH} characters ({len(value)} given).",
+        )
 
 
 def check_response_schema(schema: Any) -> str | None:
     """The problem with a responseSchema, or None. Draft 2020-12 unless ``$schema`` names another.
-    Only the meta-schema is consulted: no ``$ref`` is ever fetched."""
+    No ``$ref`` is ever fetched: see ``inbox.core.jsonschema_safe``."""
+    problem = response_schema_problem(schema)
+    return None if problem is None else problem.message
+
+
+def response_schema_problem(schema: Any) -> SchemaProblem | None:
+    """Like ``check_response_schema`` with the path inside the schema and the rule broken."""
     if not isinstance(schema, dict):
-        return "responseSchema must be a JSON object"
+        return SchemaProblem("", "response_schema_valid", "responseSchema must be a JSON object")
     # Agents send the same few schemas again and again; checking one against its meta-schema costs more
     # than the rest of the ingest's parsing, so each distinct schema is checked once per process.
     return _check_schema_text(json.dumps(schema, sort_keys=True, separators=(",", ":")))
 
 
 @functools.lru_cache(maxsize=2048)
-def _check_schema_text(text: str) -> str | None:
+def _check_schema_text(text: str) -> SchemaProblem | None:
     schema = json.loads(text)
+    problem = jsonschema_safe.schema_problem(schema)  # depth first: the meta-schema check recurses
+    if problem is not None:
+        return problem
     try:
         validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     except jsonschema.exceptions.SchemaError as exc:  # an unknown $schema dialect
-        return str(exc.message)
+        return SchemaProblem("$schema", "response_schema_valid", str(exc.message))
     try:
         validator.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path)
-        return f"{exc.message}" + (f" (at /{where})" if where else "")
+        return SchemaProblem("", "response_schema_valid", f"{exc.message}" + (f" (at /{where})" if where else ""))
     return None
 
 
@@ -261,6 +300,8 @@ def _check_interrupts(raw_finished: dict, path: str) -> None:
             seen[interrupt_id] = i
             if not interrupt_id.strip():
                 raise _invalid(f"{ipath}.id", "interrupt_id_required", "An interrupt's id must not be empty.")
+        for key in ("id", "reason", "toolCallId"):
+            _check_length(interrupt, key, ipath)
         if interrupt.get("reason") == "tool_call" and not interrupt.get("toolCallId"):
             raise _invalid(
                 f"{ipath}.toolCallId",
@@ -268,13 +309,10 @@ def _check_interrupts(raw_finished: dict, path: str) -> None:
                 "An interrupt with reason 'tool_call' must set toolCallId.",
             )
         if interrupt.get("responseSchema") is not None:
-            problem = check_response_schema(interrupt["responseSchema"])
+            problem = response_schema_problem(interrupt["responseSchema"])
             if problem:
-                raise _invalid(
-                    f"{ipath}.responseSchema",
-                    "response_schema_valid",
-                    f"responseSchema is not a valid JSON Schema: {problem}",
-                )
+                where = f"{ipath}.responseSchema" + (f".{problem.path}" if problem.path else "")
+                raise _invalid(where, problem.rule, f"responseSchema is not usable: {problem.message}")
         if interrupt.get("expiresAt") is not None:
             try:
                 parse_expires_at(interrupt["expiresAt"])
@@ -282,7 +320,7 @@ def _check_interrupts(raw_finished: dict, path: str) -> None:
                 raise _invalid(
                     f"{ipath}.expiresAt",
                     "expires_at_iso8601",
-                    f"expiresAt {interrupt['expiresAt']!r} is not an ISO 8601 date-time.",
+                    f"expiresAt {interrupt['expiresAt']!r} is not an ISO 8601 date-time between 1970 and 9000.",
                 ) from None
 
 
@@ -299,6 +337,8 @@ def read_run(raw_events: list[Any], prefix: str = "events", *, allow_error: bool
             raise _invalid(
                 _join(prefix, index if prefix else None), "event_object", "Each event must be a JSON object."
             )
+        for key in ("threadId", "runId", "parentRunId"):
+            _check_length(raw, key, _join(prefix, index if prefix else None))
     final = raw_events[last]
     final_path = _join(prefix, last if prefix else None)
     final_type = final.get("type")

@@ -407,3 +407,39 @@ class TeamWebhook(models.Model):
 
 # Models of capability packages that live in the ``inbox`` app's tables.
 from inbox.conformance.models import ConformanceObservation  # noqa: E402,F401
+
+
+class ApiToken(models.Model):
+    """An approver's API token (``Authorization: Token <key>``). Only its SHA-256 is stored; the key is shown
+    once, when it is issued (admin or ``manage.py api_token``)."""
+
+    PREFIX = "apt_"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    prefix = models.CharField(max_length=16, editable=False, help_text="First characters, to tell tokens apart.")
+    label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @classmethod
+    def issue(cls, user, *, label: str = "") -> tuple[ApiToken, str]:
+        """A new token for ``user``; the raw key is returned once and never stored."""
+        import secrets
+
+        from agents.models import hash_token
+
+        raw = cls.PREFIX + secrets.token_urlsafe(32)
+        token = cls.objects.create(user=user, token_hash=hash_token(raw), prefix=raw[:12], label=label)
+        return token, raw

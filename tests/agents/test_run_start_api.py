@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from rest_framework.authtoken.models import Token
 
-from inbox.models import Run
+from inbox.models import ApiToken, Run
 from tests.agent_servers import Reply
 
 pytestmark = pytest.mark.integration
@@ -30,10 +29,8 @@ def test_starting_a_run_ingests_its_interrupts(client, demo, demo_agent, alice):
 
 
 def test_a_token_authenticated_client_can_start_a_run_on_a_given_thread(client, demo, demo_agent, alice):
-    token = Token.objects.create(user=alice)
-    response = post(
-        client, "demo", {"message": "hello", "threadId": "my-thread"}, HTTP_AUTHORIZATION=f"Token {token.key}"
-    )
+    _, key = ApiToken.issue(alice)
+    response = post(client, "demo", {"message": "hello", "threadId": "my-thread"}, HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 201, response.content
     assert (response.json()["threadId"], response.json()["outcome"]) == ("my-thread", "success")
 

@@ -12,9 +12,8 @@ import time_machine
 from django.db import connection
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
-from inbox.models import AuditEvent, Decision, InboxItem
+from inbox.models import ApiToken, AuditEvent, Decision, InboxItem
 from tests.conftest import spec_example
 
 
@@ -236,12 +235,12 @@ def test_anonymous_requests_are_refused(client, email_item):
 
 
 def test_a_user_token_authenticates_a_decision(client, bob, email_item):
-    token = Token.objects.create(user=bob)
+    _, key = ApiToken.issue(bob)
     response = decide(
         client,
         email_item,
         {"status": "resolved", "payload": {"approved": True}},
-        HTTP_AUTHORIZATION=f"Token {token.key}",
+        HTTP_AUTHORIZATION=f"Token {key}",
     )
     assert response.status_code == 201
     email_item.refresh_from_db()

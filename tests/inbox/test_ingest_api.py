@@ -267,17 +267,11 @@ def test_it_refuses_a_response_schema_that_is_not_a_valid_json_schema(agent, ing
     assert body["field"] == "outcome.interrupts[0].responseSchema"
 
 
-def test_it_never_fetches_a_remote_ref(agent, ingest, alice):
-    """A remote $ref is a valid schema; the inbox stores it and refuses answers it cannot check, offline."""
+def test_it_refuses_a_remote_ref_at_ingest(agent, ingest):
+    """A $ref outside the schema is refused before anything is stored (tests/security covers every form)."""
     schema = {"$ref": "http://127.0.0.1:9/remote-schema.json"}
-    response = ingest(agent, with_interrupts({"id": "a", "reason": "input_required", "responseSchema": schema}))
-    assert response.status_code == 201
-
-    from inbox.decisions.services import DecisionError, decision_submit
-
-    with pytest.raises(DecisionError) as refused:
-        decision_submit(item_id=InboxItem.objects.get().pk, user=alice, status="resolved", payload={"x": 1})
-    assert refused.value.status == 400 and "cannot be applied" in refused.value.message
+    body = refuse(agent, ingest, with_interrupts({"id": "a", "reason": "input_required", "responseSchema": schema}))
+    assert body["field"] == "outcome.interrupts[0].responseSchema.$ref" and body["rule"] == "ref_internal"
 
 
 def test_it_refuses_an_unparsable_expires_at(agent, ingest):

@@ -7,8 +7,8 @@ import copy
 
 import pytest
 from django.contrib.auth.models import Group
-from rest_framework.authtoken.models import Token
 
+from inbox.models import ApiToken
 from tests.conftest import spec_example
 
 
@@ -105,7 +105,7 @@ def test_an_agent_token_cannot_read_items_even_its_own(agent, two_runs, client):
 
 
 def test_a_drf_token_sees_exactly_what_the_session_sees(two_runs, dave, client):
-    key = Token.objects.create(user=dave).key
+    _, key = ApiToken.issue(dave)
     response = client.get("/api/v1/items", HTTP_AUTHORIZATION=f"Token {key}")
     assert {row["interruptId"] for row in response.json()["results"]} == {"i-1", "i-2", "i-3"}
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 import os
 
-from rest_framework.authtoken.models import Token
-
+from inbox.models import ApiToken
 from tests.conftest import spec_example
 
 
@@ -17,7 +16,7 @@ def ingest_examples(agent, ingest) -> None:
 
 def test_an_approver_lists_items_newest_first_with_a_token(agent, ingest, alice, client):
     ingest_examples(agent, ingest)
-    key = Token.objects.create(user=alice).key
+    _, key = ApiToken.issue(alice)
 
     response = client.get("/api/v1/items", HTTP_AUTHORIZATION=f"Token {key}")
     assert response.status_code == 200

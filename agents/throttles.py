@@ -1,0 +1,65 @@
+"""API throttles, counted in the shared ``throttle`` cache (Redis) so a limit holds across web processes.
+
+- ``FailedAuthThrottle``: failed token authentications per client address (``INBOX_FAILED_AUTH_RATE``). Past it,
+  every token request from that address is answered 429 until the window moves on, right or wrong token, so a
+  token cannot be guessed by brute force.
+- ``IngestThrottle``: ``POST /api/v1/runs`` per agent (``INBOX_INGEST_RATE``).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.cache import caches
+from rest_framework import exceptions
+from rest_framework.throttling import SimpleRateThrottle
+
+
+class _SettingRateThrottle(SimpleRateThrottle):
+    setting = ""
+
+    def __init__(self) -> None:
+        self.cache = caches["throttle"]
+        super().__init__()
+
+    def get_rate(self) -> str:
+        return getattr(settings, self.setting)
+
+
+class FailedAuthThrottle(_SettingRateThrottle):
+    scope = "failed_auth"
+    setting = "INBOX_FAILED_AUTH_RATE"
+
+    def get_cache_key(self, request, view=None) -> str:
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
+
+    def check(self, request) -> None:
+        """Refuse (429) a client whose failures already reached the rate; records nothing."""
+        self.key = self.get_cache_key(request)
+        self.history = self.cache.get(self.key, [])
+        self.now = self.timer()
+        while self.history and self.history[-1] <= self.now - self.duration:
+            self.history.pop()
+        if len(self.history) >= self.num_requests:
+            raise exceptions.Throttled(self.wait(), detail="Too many failed authentications from this address.")
+
+    def record_failure(self, request) -> None:
+        self.check(request)
+        self.history.insert(0, self.now)
+        self.cache.set(self.key, self.history, self.duration)
+
+
+class IngestThrottle(_SettingRateThrottle):
+    scope = "ingest"
+    setting = "INBOX_INGEST_RATE"
+
+    def get_cache_key(self, request, view) -> str | None:
+        agent = getattr(request, "auth", None)
+        if agent is None or not hasattr(agent, "slug"):
+            return None
+        return self.cache_format % {"scope": self.scope, "ident": agent.pk}
+
+
+def failing(request, error: exceptions.APIException) -> exceptions.APIException:
+    """Count a failed authentication against the client's address and return ``error`` to raise."""
+    FailedAuthThrottle().record_failure(request)
+    return error

@@ -1,0 +1,361 @@
+"""JSON Schema for schemas written by untrusted agents: nothing fetched, nothing unbounded.
+
+- **No ``$ref`` is ever fetched.** Every validator is built on ``NO_FETCH_REGISTRY``, whose ``retrieve``
+  refuses every URI, so an absolute ``http://`` ref, a ``file://`` ref or a relative ref under an ``$id``
+  is an unresolvable reference (reported as an error), never a request or a file read. References inside
+  the schema (``#/$defs/x``, ``#anchor``) resolve as usual. ``schema_problem`` refuses at ingest a schema
+  whose references point outside itself.
+- **Linear-time patterns.** ``pattern``, ``patternProperties`` and ``additionalProperties`` (which reads
+  ``patternProperties``) match with RE2, whose time is linear in the input; a pattern RE2 cannot compile
+  (backreferences, lookaround) is refused at ingest. ``unevaluatedProperties`` beside ``patternProperties``
+  is refused too, because jsonschema matches those with Python's backtracking ``re``.
+- **Bounded work.** ``uniqueItems`` and ``enum`` compare canonical forms in a set instead of pairwise,
+  schemas are at most ``MAX_SCHEMA_DEPTH`` deep, and one validation applies at most
+  ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (nested ``anyOf`` or ``$ref`` chains can otherwise
+  multiply work exponentially): past it the answer is refused as too costly to check.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import jsonschema
+import re2
+import referencing
+import referencing.exceptions
+import referencing.jsonschema
+from django.conf import settings
+from jsonschema.exceptions import ValidationError
+
+from inbox.limits import MAX_SCHEMA_DEPTH
+
+REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+def _refuse_retrieval(uri: str) -> referencing.Resource:
+    raise referencing.exceptions.NoSuchResource(ref=uri)
+
+
+NO_FETCH_REGISTRY: referencing.Registry = referencing.Registry(retrieve=_refuse_retrieval)
+
+
+class SchemaProblem(ValueError):
+    """Why a schema is refused: ``path`` inside the schema (``properties.to.pattern``) and ``rule``."""
+
+    def __init__(self, path: str, rule: str, message: str):
+        super().__init__(message)
+        self.path = path
+        self.rule = rule
+        self.message = message
+
+
+class ValidationTooCostly(Exception):
+    pass
+
+
+# --- RE2 ----------------------------------------------------------------------------------------------
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False
+
+
+@functools.lru_cache(maxsize=1024)
+def compile_pattern(pattern: str) -> Any:
+    """The RE2 program for a schema pattern; raises ``re2.error`` when RE2 cannot compile it."""
+    return re2.compile(pattern, options=_RE2_OPTIONS)
+
+
+def pattern_problem(pattern: Any) -> str | None:
+    if not isinstance(pattern, str):
+        return "a pattern must be a string"
+    try:
+        compile_pattern(pattern)
+    except Exception as exc:  # re2.error: backreferences, lookaround and other non-linear constructs
+        reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        return f"pattern {pattern!r} is not supported ({reason}); patterns are matched in linear time (RE2 syntax)"
+    return None
+
+
+def _search(pattern: str, text: str) -> bool:
+    return compile_pattern(pattern).search(text) is not None
+
+
+# --- keywords -----------------------------------------------------------------------------------------
+def _pattern(validator, patrn, instance, schema) -> Iterator[ValidationError]:
+    if validator.is_type(instance, "string") and not _search(patrn, instance):
+        yield ValidationError(f"{instance!r} does not match {patrn!r}")
+
+
+def _pattern_properties(validator, pattern_properties, instance, schema) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in pattern_properties.items():
+        for key, value in instance.items():
+            if _search(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional(instance: dict, schema: dict) -> list[str]:
+    properties = schema.get("properties", {})
+    patterns = list(schema.get("patternProperties", {}))
+    return [key for key in instance if key not in properties and not any(_search(pattern, key) for pattern in patterns)]
+
+
+def _additional_properties(validator, additional, instance, schema) -> Iterator[ValidationError]:
+    if not validator.is_type(instance, "object"):
+        return
+    extras = _additional(instance, schema)
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif not additional and extras:
+        names = ", ".join(repr(extra) for extra in sorted(extras))
+        if "patternProperties" in schema:
+            verb = "does" if len(extras) == 1 else "do"
+            patterns = ", ".join(repr(each) for each in sorted(schema["patternProperties"]))
+            yield ValidationError(f"{names} {verb} not match any of the regexes: {patterns}")
+        else:
+            verb = "was" if len(extras) == 1 else "were"
+            yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
+
+
+def _normal(value: Any) -> Any:
+    """jsonschema's equality as a value json.dumps can key: 1 == 1.0, but true != 1."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _normal(sub) for key, sub in value.items()}
+    if isinstance(value, list):
+        return [_normal(sub) for sub in value]
+    return value
+
+
+def canonical_key(value: Any) -> str:
+    return json.dumps(_normal(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _unique_items(validator, unique, instance, schema) -> Iterator[ValidationError]:
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    seen: set[str] = set()
+    for index, element in enumerate(instance):
+        key = canonical_key(element)
+        if key in seen:
+            yield ValidationError(f"has non-unique elements (item {index} repeats an earlier one)")
+            return
+        seen.add(key)
+
+
+_enum_cache: dict[int, tuple[list, frozenset[str]]] = {}
+
+
+def _enum_keys(enums: list) -> frozenset[str]:
+    """The canonical keys of an ``enum`` list, computed once per list object (schemas are reused while
+    validating, and an item's schema is loaded once per decision)."""
+    cached = _enum_cache.get(id(enums))
+    if cached is not None and cached[0] is enums:
+        return cached[1]
+    keys = frozenset(canonical_key(each) for each in enums)
+    if len(_enum_cache) > 256:
+        _enum_cache.clear()
+    _enum_cache[id(enums)] = (enums, keys)
+    return keys
+
+
+def _enum(validator, enums, instance, schema) -> Iterator[ValidationError]:
+    if not isinstance(enums, list):
+        return
+    if canonical_key(instance) not in _enum_keys(enums):
+        shown = repr(enums) if len(enums) <= 20 else f"the {len(enums)} allowed values"
+        yield ValidationError(f"{instance!r} is not one of {shown}")
+
+
+# --- the step budget ----------------------------------------------------------------------------------
+class _Budget:
+    def __init__(self, limit: int):
+        self.left = limit
+        self.limit = limit
+
+    def spend(self, cost: int) -> None:
+        self.left -= cost
+        if self.left < 0:
+            raise ValidationTooCostly(self.limit)
+
+
+_budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("jsonschema_budget", default=None)
+
+
+# Following a reference costs jsonschema about ten times a plain keyword.
+_COSTS = {"$ref": 10, "$dynamicRef": 10, "$recursiveRef": 10}
+
+
+def _budgeted(name: str, keyword):
+    cost = _COSTS.get(name, 1)
+
+    def apply(validator, value, instance, schema):
+        budget = _budget.get()
+        if budget is not None:
+            budget.spend(cost)
+        return keyword(validator, value, instance, schema)
+
+    return apply
+
+
+_OVERRIDES = {
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+    "uniqueItems": _unique_items,
+    "enum": _enum,
+}
+
+
+@functools.cache
+def safe_validator_class(base: type) -> type:
+    keywords = dict(base.VALIDATORS)
+    for name, keyword in _OVERRIDES.items():
+        if name in keywords:
+            keywords[name] = keyword
+    return jsonschema.validators.extend(base, {name: _budgeted(name, kw) for name, kw in keywords.items()})
+
+
+def base_validator_class(schema: Any) -> type:
+    return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+
+
+def validator_for(schema: Any) -> jsonschema.protocols.Validator:
+    """A validator for ``schema`` that fetches nothing, matches patterns with RE2 and checks formats."""
+    base = base_validator_class(schema)
+    return safe_validator_class(base)(schema, registry=NO_FETCH_REGISTRY, format_checker=base.FORMAT_CHECKER)
+
+
+def iter_errors(schema: Any, instance: Any) -> list[ValidationError]:
+    """Every error of ``instance`` under ``schema``; raises ``ValidationTooCostly`` past the step budget
+    and ``referencing.exceptions.Unresolvable`` for a reference that points outside the schema."""
+    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS))
+    try:
+        return list(validator_for(schema).iter_errors(instance))
+    finally:
+        _budget.reset(token)
+
+
+# --- ingest-time checks -------------------------------------------------------------------------------
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies")
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_SUBSCHEMAS = (
+    "items",
+    "additionalItems",
+    "additionalProperties",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contains",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "not",
+    "contentSchema",
+)
+
+
+def _depth(value: Any, limit: int) -> int:
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict | list):
+            deepest = max(deepest, depth)
+            if deepest > limit:
+                return deepest
+            children = current.values() if isinstance(current, dict) else current
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _join(path: str, part: str | int) -> str:
+    if isinstance(part, int):
+        return f"{path}[{part}]"
+    return f"{path}.{part}" if path else part
+
+
+def _subschemas(schema: dict, path: str) -> Iterator[tuple[Any, str]]:
+    for keyword in _SUBSCHEMA_MAPS:
+        value = schema.get(keyword)
+        if isinstance(value, dict):
+            for name, sub in value.items():
+                yield sub, _join(_join(path, keyword), name)
+    for keyword in _SUBSCHEMA_LISTS:
+        value = schema.get(keyword)
+        if isinstance(value, list):
+            for index, sub in enumerate(value):
+                yield sub, _join(_join(path, keyword), index)
+    for keyword in _SUBSCHEMAS:
+        value = schema.get(keyword)
+        if isinstance(value, dict):
+            yield value, _join(path, keyword)
+
+
+def schema_problem(schema: Any) -> SchemaProblem | None:
+    """What makes ``schema`` unusable for the inbox beyond its meta-schema, or None: too deep, a
+    reference that points outside the schema or to nothing, a pattern RE2 cannot compile."""
+    deepest = _depth(schema, MAX_SCHEMA_DEPTH)
+    if deepest > MAX_SCHEMA_DEPTH:
+        return SchemaProblem("", "max_depth", f"the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels")
+    if not isinstance(schema, dict):
+        return None
+    specification = referencing.jsonschema.specification_with(
+        schema.get("$schema", "") if isinstance(schema.get("$schema"), str) else "",
+        default=referencing.jsonschema.DRAFT202012,
+    )
+    root = specification.create_resource(schema)
+    resolver = NO_FETCH_REGISTRY.resolver_with_root(root)
+    stack: list[tuple[Any, str, Any]] = [(schema, "", resolver)]
+    unevaluated_at, patterns_at = "", ""
+    while stack:
+        node, path, resolver = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        if node is not schema and isinstance(specification.id_of(node), str):
+            resolver = resolver.in_subresource(specification.create_resource(node))
+        for keyword in REF_KEYWORDS:
+            ref = node.get(keyword)
+            if not isinstance(ref, str):
+                continue
+            where = _join(path, keyword)
+            if not ref.startswith("#"):
+                return SchemaProblem(
+                    where,
+                    "ref_internal",
+                    f"{keyword} {ref!r} points outside the schema; only references inside it (starting with '#', "
+                    "like '#/$defs/name') are allowed, and nothing is ever fetched",
+                )
+            try:
+                resolver.lookup(ref)
+            except referencing.exceptions.Unresolvable:
+                return SchemaProblem(where, "ref_resolvable", f"{keyword} {ref!r} points to nothing in this schema")
+        for keyword in ("pattern",):
+            if keyword in node:
+                problem = pattern_problem(node[keyword])
+                if problem:
+                    return SchemaProblem(_join(path, keyword), "pattern_re2", problem)
+        if isinstance(node.get("patternProperties"), dict):
+            for pattern in node["patternProperties"]:
+                problem = pattern_problem(pattern)
+                if problem:
+                    return SchemaProblem(_join(path, "patternProperties"), "pattern_re2", problem)
+            patterns_at = patterns_at or _join(path, "patternProperties")
+        if "unevaluatedProperties" in node:
+            unevaluated_at = unevaluated_at or _join(path, "unevaluatedProperties")
+        stack.extend((sub, sub_path, resolver) for sub, sub_path in _subschemas(node, path))
+    if unevaluated_at and patterns_at:
+        # jsonschema matches patternProperties for unevaluatedProperties with Python's backtracking re.
+        return SchemaProblem(
+            unevaluated_at,
+            "no_unevaluated_with_patterns",
+            f"unevaluatedProperties cannot be used in a schema that has patternProperties (at {patterns_at})",
+        )
+    return None

@@ -1,0 +1,30 @@
+"""The API's JSON parser: ``inbox.core.safe_json`` rules for every JSON request body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
+
+from inbox.core.safe_json import UnsafeJson, loads
+
+
+class UnsafeBody(ParseError):
+    default_code = "invalid_body"
+
+    def __init__(self, error: UnsafeJson):
+        super().__init__(error.message)
+        self.field = error.path or "body"
+        self.rule = error.rule
+
+
+class SafeJSONParser(JSONParser):
+    """Refuses NUL, lone surrogates, NaN/Infinity, numbers that overflow, over-long integers and deep nesting
+    with a 400 naming the field, instead of a 500 later on."""
+
+    def parse(self, stream, media_type=None, parser_context=None) -> Any:
+        try:
+            return loads(stream.read())
+        except UnsafeJson as error:
+            raise UnsafeBody(error) from None

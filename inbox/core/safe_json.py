@@ -1,0 +1,123 @@
+"""JSON from untrusted senders (agents, browsers, API clients), read so that nothing downstream can fail on it.
+
+``loads`` refuses what the standard library accepts but the rest of the product cannot store or process:
+``NaN``/``Infinity`` and numbers that overflow to infinity (``1e400``), integers longer than Python converts
+(over 4,300 digits), nesting deeper than ``MAX_JSON_DEPTH`` (which would otherwise end in ``RecursionError``),
+and strings holding ``\\u0000`` (PostgreSQL refuses it in ``text`` and ``jsonb``) or a lone UTF-16 surrogate
+(which cannot be encoded as UTF-8). ``check_value`` applies the same rules to an already-decoded value, and
+``check_text`` to one string. Each refusal is an ``UnsafeJson`` naming the path of the offending value.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from inbox.limits import MAX_JSON_DEPTH
+
+_BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
+
+
+class UnsafeJson(ValueError):
+    """A value the inbox refuses: ``path`` names it (``events[0].outcome``), ``rule`` says why."""
+
+    def __init__(self, path: str, rule: str, message: str):
+        super().__init__(message)
+        self.path = path
+        self.rule = rule
+        self.message = message
+
+
+def _join(path: str, part: str | int) -> str:
+    if isinstance(part, int):
+        return f"{path}[{part}]"
+    return f"{path}.{part}" if path else part
+
+
+class _Refused:
+    """Stands in for a number the parser met but the inbox refuses, until ``check_value`` finds its path."""
+
+    def __init__(self, rule: str, what: str):
+        self.rule = rule
+        self.what = what
+
+
+def _constant(name: str) -> _Refused:
+    return _Refused("finite_number", f"is {name}, which is not a JSON number; only finite numbers are accepted")
+
+
+def _float(text: str) -> float | _Refused:
+    value = float(text)
+    if math.isinf(value):
+        return _Refused("finite_number", f"is a number too large to store ({text[:20]}…)")
+    return value
+
+
+def _int(text: str) -> int | _Refused:
+    try:
+        return int(text)
+    except ValueError:  # Python refuses to convert integers over 4,300 digits
+        return _Refused("integer_digits", f"is an integer of {len(text)} digits, which is too long")
+
+
+def text_problem(text: str) -> tuple[str, str] | None:
+    """``(rule, message)`` when ``text`` holds a character the inbox cannot store, else None."""
+    bad = _BAD_CHARS.search(text)
+    if bad is None:
+        return None
+    if bad.group() == "\x00":
+        return "no_nul", "must not contain the NUL character (\\u0000)"
+    return "no_lone_surrogate", f"must not contain a lone UTF-16 surrogate (\\u{ord(bad.group()):04x})"
+
+
+def check_text(text: str, path: str) -> None:
+    problem = text_problem(text)
+    if problem is not None:
+        raise UnsafeJson(path, problem[0], f"{path or 'The value'} {problem[1]}.")
+
+
+def check_value(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) -> None:
+    """Depth, strings (keys too) and numbers of a decoded JSON value, walked without recursion."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 1)]
+    while stack:
+        current, where, depth = stack.pop()
+        if isinstance(current, str):
+            check_text(current, where)
+        elif isinstance(current, _Refused):
+            raise UnsafeJson(where, current.rule, f"{where or 'The value'} {current.what}.")
+        elif isinstance(current, float):
+            if not math.isfinite(current):
+                raise UnsafeJson(where, "finite_number", f"{where or 'The value'} must be a finite number.")
+        elif isinstance(current, dict | list):
+            if depth > max_depth:
+                raise UnsafeJson(
+                    where, "max_depth", f"{where or 'The value'} is nested deeper than {max_depth} levels."
+                )
+            if isinstance(current, dict):
+                for key, sub in current.items():
+                    if isinstance(key, str) and text_problem(key) is not None:
+                        rule, message = text_problem(key)
+                        raise UnsafeJson(where, rule, f"A key of {where or 'the value'} {message}.")
+                    stack.append((sub, _join(where, str(key)), depth + 1))
+            else:
+                stack.extend((sub, _join(where, index), depth + 1) for index, sub in enumerate(current))
+
+
+def loads(data: str | bytes, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads`` for untrusted input. Raises ``UnsafeJson`` (not valid JSON too: rule ``json``)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise UnsafeJson(path, "utf8", f"{path or 'The body'} is not valid UTF-8: {exc.reason}.") from None
+    try:
+        value = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except RecursionError:
+        raise UnsafeJson(
+            path, "max_depth", f"{path or 'The value'} is nested deeper than {max_depth} levels."
+        ) from None
+    except json.JSONDecodeError as exc:
+        raise UnsafeJson(path, "json", f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
+    check_value(value, path, max_depth=max_depth)
+    return value

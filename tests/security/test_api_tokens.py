@@ -1,0 +1,71 @@
+"""Approvers' API tokens are stored hashed, shown once, revocable, and old raw keys were migrated."""
+
+from __future__ import annotations
+
+import importlib
+from io import StringIO
+from types import SimpleNamespace
+
+from django.apps import apps
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from agents.models import hash_token
+from inbox.models import ApiToken
+
+
+def items(client, key: str):
+    return client.get("/api/v1/items", HTTP_AUTHORIZATION=f"Token {key}")
+
+
+def test_only_the_hash_is_stored_and_the_key_works_until_revoked(client, alice):
+    token, key = ApiToken.issue(alice, label="ci")
+    assert key.startswith("apt_") and token.token_hash == hash_token(key)
+    assert not ApiToken.objects.filter(token_hash=key).exists()
+    assert key not in str(list(ApiToken.objects.values()))
+    assert items(client, key).status_code == 200
+
+    ApiToken.objects.filter(pk=token.pk).update(revoked_at=timezone.now())
+    assert items(client, key).status_code == 403  # DRF answers 403 when session auth comes first
+
+
+def test_the_admin_shows_a_new_token_once_and_lists_only_its_prefix(client, staff, alice):
+    staff.is_superuser = True
+    staff.save()
+    client.force_login(staff)
+    response = client.post("/admin/inbox/apitoken/add/", {"user": alice.pk, "label": "laptop"}, follow=True)
+    assert response.status_code == 200
+    token = ApiToken.objects.get(user=alice)
+    shown = [str(m) for m in response.context["messages"]]
+    key = shown[0].rsplit(" ", 1)[-1]
+    assert token.token_hash == hash_token(key)
+
+    listing = client.get("/admin/inbox/apitoken/").content.decode()
+    assert token.prefix in listing and key not in listing
+    assert items(client.__class__(), key).status_code == 200
+
+
+def test_the_command_issues_a_token(client, alice):
+    out = StringIO()
+    call_command("api_token", "alice", "--label", "script", stdout=out)
+    key = out.getvalue().strip().splitlines()[-1]
+    assert items(client, key).status_code == 200
+
+
+def test_keys_of_the_old_raw_token_table_are_hashed_and_keep_working(client, alice):
+    migration = importlib.import_module("inbox.migrations.0005_approver_api_tokens_stored_hashed")
+    raw_key = "0123456789abcdef0123456789abcdef01234567"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id integer NOT NULL, "
+            "created timestamp with time zone NOT NULL)"
+        )
+        cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, %s)", [raw_key, alice.pk, timezone.now()])
+    migration.hash_existing_tokens(apps, SimpleNamespace(connection=connection))
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COUNT(*) FROM authtoken_token")
+        assert cursor.fetchone()[0] == 0
+        cursor.execute("DROP TABLE authtoken_token")
+    assert ApiToken.objects.get(user=alice).token_hash == hash_token(raw_key)
+    assert items(client, raw_key).status_code == 200
