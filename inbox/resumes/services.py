@@ -405,7 +405,8 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
                 .select_related("run", "thread", "agent")
                 .first()
             )
-            if row is not None and (row.state != Resume.State.SENDING or row.attempts != resume.attempts):
+            late = row is not None and (row.state != Resume.State.SENDING or row.attempts != resume.attempts)
+            if late:
                 log.info("resume %s: the reply to attempt %s came after its lease moved on", resume.pk, resume.attempts)
         else:
             row = _mine(resume)
@@ -435,8 +436,9 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
         if succeeded:
             row.state, row.last_error, row.delivered_at = Resume.State.DELIVERED, "", now
             verb, data = "resume.delivered", {"resumedRunId": resumed.run_id, "outcome": resumed.outcome}
-            if row.attempts != resume.attempts:
-                data["deliveredByAttempt"] = resume.attempts
+            data["deliveredByAttempt"] = resume.attempts
+            if late:
+                data["afterLeaseLost"] = True
         else:
             sent = f" to the resume sent at {row.last_sent_at.isoformat()}" if row.last_sent_at else ""
             row.state = Resume.State.FAILED
