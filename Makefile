@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test lint format bench install clean
+.PHONY: run test test-faults lint format bench install clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP)
 	@set +e; INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
 	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+## make test-faults: kill workers, the agent, Redis, PostgreSQL and web processes of a running deployment
+## (its own PostgreSQL cluster and Redis under a temp dir) and check nothing is lost, doubled or late.
+test-faults: $(STAMP)
+	timeout 900 $(PY) -m tests.faults.suite $(FAULTS_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
