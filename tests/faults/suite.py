@@ -437,12 +437,13 @@ class Suite:
             "two approvers race each item as it expires: one 201 and one 409, and nothing reaches the agent late",
         )
         row.expect_expired = True
-        threads = self.new_runs(row, 10, ttl=5)
+        threads = self.new_runs(row, 12, ttl=8)
         created = time.monotonic()
         outcomes: dict[str, list[int | None]] = defaultdict(list)
 
         def race(thread_id: str) -> None:
-            time.sleep(max(0.0, created + random.uniform(1.5, 5.5) - time.monotonic()))
+            # Spread around the expiry and its 2 s send margin: some in time, some within the margin, some late.
+            time.sleep(max(0.0, created + random.uniform(2.0, 9.0) - time.monotonic()))
             with ThreadPoolExecutor(2) as pool:
                 answers = list(pool.map(lambda who: self.decide(row.scenario, thread_id, web=who, token=who), (0, 1)))
             outcomes[thread_id] = [a.status_code if a is not None else None for a in answers]
@@ -453,6 +454,10 @@ class Suite:
         for thread_id, codes in outcomes.items():
             if sorted(codes) not in ([201, 409], [409, 409]):
                 row.failures.append(f"{thread_id}: the race answered {codes}")
+            # Never both decided and expired: the item is what the answers said.
+            status = self.item_of(thread_id).status
+            if status != ("resolved" if 201 in codes else "expired"):
+                row.failures.append(f"{thread_id}: answered {codes} but the item is {status}")
         row.threads = decided
         self.settle(row)
         from inbox.models import Resume

@@ -341,3 +341,17 @@ def test_a_row_left_sending_by_a_dead_worker_is_requeued_and_then_sent_with_the_
     assert resume.attempts == 2
     (sent,) = [r for r in demo_agent.record()["requests"] if r["resume"]]
     assert sent["runId"] == resume.next_run_id
+
+
+def test_a_pending_resume_whose_queue_message_was_lost_is_queued_again_once_per_grace(demo, demo_agent, alice):
+    run = start(demo.agent, alice, "email")
+    approve(items(run)[0], alice)
+    resume = resume_of(run)
+    # Its dispatch message died with Redis: nothing will run it, however long we wait.
+    later = timezone.now() + timedelta(seconds=11)
+    with time_machine.travel(later, tick=False):
+        assert resume_requeue_stuck() == 1  # INBOX_RESUME_REQUEUE_GRACE_SECONDS (10) past due
+        assert resume_requeue_stuck() == 0  # once per grace period, not once per sweep
+        resume.refresh_from_db()
+        assert resume.state == "pending" and resume.next_attempt_at == later
+        assert resume_dispatch(resume_id=resume.pk) == "delivered"
