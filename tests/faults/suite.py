@@ -454,12 +454,20 @@ class Suite:
         for thread_id, codes in outcomes.items():
             if sorted(codes) not in ([201, 409], [409, 409]):
                 row.failures.append(f"{thread_id}: the race answered {codes}")
-            # Never both decided and expired: the item is what the answers said.
+        row.threads = decided
+        self.settle(row)
+        # Never both decided and expired: once the sweep has run, each item is what the answers said.
+        from inbox.models import InboxItem
+
+        wait_until(
+            lambda: not InboxItem.objects.filter(thread__thread_id__in=threads, status="open").exists(),
+            timeout=10,
+            what="the sweep to close the expired items",
+        )
+        for thread_id, codes in outcomes.items():
             status = self.item_of(thread_id).status
             if status != ("resolved" if 201 in codes else "expired"):
                 row.failures.append(f"{thread_id}: answered {codes} but the item is {status}")
-        row.threads = decided
-        self.settle(row)
         from inbox.models import Resume
 
         states = Counter(Resume.objects.filter(thread__thread_id__in=decided).values_list("state", flat=True))
