@@ -95,6 +95,23 @@ def _push_state(resume: Resume) -> None:
     )
 
 
+def _move(
+    row: Resume,
+    state: str,
+    note: str,
+    *,
+    verb: str,
+    data: dict[str, Any],
+    next_attempt_at: datetime | None = None,
+    also: tuple[str, ...] = (),
+) -> None:
+    """One transition of a locked row: its state and note, no lease, the audit event and the live push."""
+    row.state, row.last_error, row.next_attempt_at, row.lease_until = state, note, next_attempt_at, None
+    row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at", *also])
+    audit(actor=SYSTEM, verb=verb, obj=row, data=data)
+    _push_state(row)
+
+
 def _queue_dispatch(resume_id: int, *, countdown: float | None = None) -> None:
     from inbox.resumes.tasks import dispatch_resume
 
@@ -302,15 +319,8 @@ def _finish_expired(resume: Resume, stale: list[InboxItem], now: datetime) -> No
             note += f"; an earlier attempt was sent at {row.last_sent_at.isoformat()} and no reply to it was received"
         else:
             note += "; the resume was never sent"
-        row.state, row.last_error, row.next_attempt_at, row.lease_until = Resume.State.EXPIRED, note, None, None
-        row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at"])
-        audit(
-            actor=SYSTEM,
-            verb="resume.expired",
-            obj=row,
-            data={"note": note, "attempts": row.attempts, "everSent": row.last_sent_at is not None},
-        )
-        _push_state(row)
+        data = {"note": note, "attempts": row.attempts, "everSent": row.last_sent_at is not None}
+        _move(row, Resume.State.EXPIRED, note, verb="resume.expired", data=data)
 
 
 def _finish_failed(resume: Resume, message: str, *, resumed_run: Run | None = None, **extra: Any) -> None:
@@ -318,14 +328,11 @@ def _finish_failed(resume: Resume, message: str, *, resumed_run: Run | None = No
         row = _mine(resume)
         if row is None:
             return
-        row.state, row.last_error, row.next_attempt_at, row.lease_until = Resume.State.FAILED, message, None, None
-        fields = ["state", "last_error", "next_attempt_at", "lease_until", "updated_at"]
         if resumed_run is not None:
             row.resumed_run = resumed_run
-            fields.append("resumed_run")
-        row.save(update_fields=fields)
-        audit(actor=SYSTEM, verb="resume.failed", obj=row, data={"error": message, "attempts": row.attempts, **extra})
-        _push_state(row)
+        data = {"error": message, "attempts": row.attempts, **extra}
+        also = ("resumed_run",) if resumed_run is not None else ()
+        _move(row, Resume.State.FAILED, message, verb="resume.failed", data=data, also=also)
 
 
 def retry_deadline(resume: Resume) -> tuple[datetime, str]:
@@ -350,26 +357,12 @@ def _schedule_retry(resume: Resume, message: str) -> str:
         deadline, why = retry_deadline(row)
         if now + timedelta(seconds=delay) >= deadline:
             note = f"{message} (gave up after {row.attempts} attempt(s): {why})"
-            row.state, row.last_error, row.next_attempt_at, row.lease_until = Resume.State.FAILED, note, None, None
-            row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at"])
-            audit(
-                actor=SYSTEM,
-                verb="resume.failed",
-                obj=row,
-                data={"error": note, "attempts": row.attempts, "gaveUp": True},
-            )
-            _push_state(row)
+            data = {"error": note, "attempts": row.attempts, "gaveUp": True}
+            _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data)
             return "failed"
-        row.state, row.last_error, row.lease_until = Resume.State.PENDING, message, None
-        row.next_attempt_at = now + timedelta(seconds=delay)
-        row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at"])
-        audit(
-            actor=SYSTEM,
-            verb="resume.retry_scheduled",
-            obj=row,
-            data={"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)},
-        )
-        _push_state(row)
+        data = {"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)}
+        due = now + timedelta(seconds=delay)
+        _move(row, Resume.State.PENDING, message, verb="resume.retry_scheduled", data=data, next_attempt_at=due)
         _queue_dispatch(row.pk, countdown=delay)
     return "retry scheduled"
 
@@ -416,37 +409,30 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
         Run.objects.filter(
             thread=row.thread, run_id=record.run_id, source=Run.Source.RESUME, outcome=Run.Outcome.ERROR
         ).delete()
-        fields = ["state", "last_error", "next_attempt_at", "lease_until", "updated_at"]
         try:
             result = run_ingest(
                 agent=row.agent, record=record, source=Run.Source.RESUME, actor=SYSTEM, run_input=row.input
             )
         except IngestError as error:
-            row.state, row.last_error = Resume.State.FAILED, f"The resumed run could not be stored: {error.message}"
-            row.next_attempt_at = row.lease_until = None
-            row.save(update_fields=fields)
-            audit(actor=SYSTEM, verb="resume.failed", obj=row, data={"error": row.last_error})
-            _push_state(row)
+            note = f"The resumed run could not be stored: {error.message}"
+            _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note})
             return "failed"
         resumed = result.run
         _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
-        now = timezone.now()
         row.resumed_run = resumed
-        row.next_attempt_at = row.lease_until = None
+        also = ("resumed_run", "delivered_at")
         if succeeded:
-            row.state, row.last_error, row.delivered_at = Resume.State.DELIVERED, "", now
-            verb, data = "resume.delivered", {"resumedRunId": resumed.run_id, "outcome": resumed.outcome}
+            row.delivered_at = timezone.now()
+            data = {"resumedRunId": resumed.run_id, "outcome": resumed.outcome, "attempts": row.attempts}
             data["deliveredByAttempt"] = resume.attempts
             if late:
                 data["afterLeaseLost"] = True
+            _move(row, Resume.State.DELIVERED, "", verb="resume.delivered", data=data, also=also)
         else:
             sent = f" to the resume sent at {row.last_sent_at.isoformat()}" if row.last_sent_at else ""
-            row.state = Resume.State.FAILED
-            row.last_error = f"The agent answered RUN_ERROR{sent}: {record.error_message or '(no message)'}"
-            verb, data = "resume.failed", {"error": row.last_error, "runError": True}
-        row.save(update_fields=[*fields, "delivered_at", "resumed_run"])
-        audit(actor=SYSTEM, verb=verb, obj=row, data={**data, "attempts": row.attempts})
-        _push_state(row)
+            note = f"The agent answered RUN_ERROR{sent}: {record.error_message or '(no message)'}"
+            data = {"error": note, "runError": True, "attempts": row.attempts}
+            _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data, also=also)
     return row.state
 
 
@@ -497,19 +483,14 @@ def resume_requeue_stuck() -> int:
             held = row.lease_until.isoformat() if row.lease_until else "its claim"
             note = f"attempt {attempts} stopped renewing its lease (held until {held}): worker lost"
             deadline, why = retry_deadline(row)
-            row.lease_until = None
             if now >= deadline:
                 note += f"; no further attempt: {why}"
-                row.state, row.last_error, row.next_attempt_at = Resume.State.FAILED, note, None
-                row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at"])
-                audit(actor=SYSTEM, verb="resume.failed", obj=row, data={"error": note, "attempts": attempts})
+                _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note, "attempts": attempts})
             else:
-                row.state, row.last_error, row.next_attempt_at = Resume.State.PENDING, note, now
-                row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at"])
-                audit(actor=SYSTEM, verb="resume.requeued", obj=row, data={"note": note, "attempts": attempts})
+                data = {"note": note, "attempts": attempts}
+                _move(row, Resume.State.PENDING, note, verb="resume.requeued", data=data, next_attempt_at=now)
                 _queue_dispatch(row.pk)
                 queued += 1
-            _push_state(row)
     # A pending row whose dispatch should have run a while ago lost its task message (Redis restarted
     # empty, a commit hook that could not reach the broker): queue it again, and note when, so a row is
     # re-queued at most once per grace period. A duplicate message is harmless (the claim is conditional).
