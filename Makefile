@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test test-fast lint format bench install clean frameworks-venvs test-frameworks
+.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs test-frameworks
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,12 @@ test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory test PYTEST_ARGS='-m "not browser and not worker and not integration" $(PYTEST_ARGS)'
 
 ## make lint: style and layout (ruff, complexity <= 20), types (mypy.ini), the dependency rule (.importlinter).
+
+## make test-faults: kill workers, the agent, Redis, PostgreSQL and web processes of a running deployment
+## (its own PostgreSQL cluster and Redis under a temp dir) and check nothing is lost, doubled or late.
+test-faults: $(STAMP)
+	timeout 900 $(PY) -m tests.faults.suite $(FAULTS_ARGS)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .

@@ -3,26 +3,31 @@
 Only ever POSTs to ``agent.endpoint_url``, which admins set; never to a URL taken from a request body.
 Each ``data:`` payload is checked against the SDK's ``Event`` union as it arrives; the raw dicts are
 returned so ``inbox.ingest.read_run`` can record the run exactly as it does for the ingest API.
+
+An agent is untrusted input. What is read from it is bounded *while* reading, not after: an overall
+deadline (``INBOX_AGENT_STREAM_DEADLINE``, checked as bytes arrive; a silent agent is cut by the read
+timeout), a cap on the whole reply (``INBOX_AGENT_REPLY_MAX_BYTES``), on one line
+(``INBOX_AGENT_LINE_MAX_BYTES``, so one 150 MB ``data:`` line is never held whole) and on the number of
+events. The SSE lines are split here from raw, uncompressed bytes (``Accept-Encoding: identity``).
 """
 
 from __future__ import annotations
 
 import json
+import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
 from ag_ui.core import Event, EventType
 from django.conf import settings
-from httpx_sse import SSEError, connect_sse
 from pydantic import TypeAdapter, ValidationError
 
 from agents.models import Agent
 
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 _TERMINAL = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
-# A reply is one run; these bound what a misbehaving agent can make a worker hold in memory.
-MAX_EVENTS = 20_000
-MAX_BYTES = 20 * 1024 * 1024
+_CHUNK = 64 * 1024
 # Transient HTTP answers: worth another attempt later. Any other 4xx is a request the agent refuses.
 _RETRYABLE_STATUS = {408, 425, 429}
 
@@ -43,16 +48,18 @@ class AgentCallError(Exception):
 
 
 def _timeout() -> httpx.Timeout:
+    # No single read may outlast the whole stream's deadline.
+    read = min(settings.INBOX_AGENT_READ_TIMEOUT, settings.INBOX_AGENT_STREAM_DEADLINE)
     return httpx.Timeout(
         connect=settings.INBOX_AGENT_CONNECT_TIMEOUT,
-        read=settings.INBOX_AGENT_READ_TIMEOUT,
-        write=settings.INBOX_AGENT_READ_TIMEOUT,
+        read=read,
+        write=read,
         pool=settings.INBOX_AGENT_CONNECT_TIMEOUT,
     )
 
 
 def request_headers(agent: Agent) -> dict[str, str]:
-    headers = {"Content-Type": "application/json"}
+    headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "Accept-Encoding": "identity"}
     if agent.auth_header_name and agent.auth_header_value:
         headers[agent.auth_header_name] = agent.auth_header_value
     return headers
@@ -74,23 +81,33 @@ def run_agent(*, agent: Agent, run_input: dict[str, Any], client: httpx.Client |
 
 def _post_and_read(http: httpx.Client, agent: Agent, run_input: dict[str, Any]) -> list[dict]:
     url = agent.endpoint_url
+    started = time.monotonic()
     try:
-        with connect_sse(http, "POST", url, json=run_input, headers=request_headers(agent)) as source:
-            response = source.response
+        with http.stream("POST", url, json=run_input, headers=request_headers(agent)) as response:
             if response.status_code >= 400:
-                response.read()
-                excerpt = response.text[:300].strip()
+                excerpt = _excerpt(response)
                 retryable = response.status_code >= 500 or response.status_code in _RETRYABLE_STATUS
                 raise AgentCallError(
                     f"The agent answered HTTP {response.status_code}" + (f": {excerpt}" if excerpt else ""),
                     retryable=retryable,
                     status=response.status_code,
                 )
-            return _read_events(source)
+            content_type = response.headers.get("content-type", "")
+            if content_type.partition(";")[0].strip().lower() != "text/event-stream":
+                raise AgentCallError(
+                    "The agent did not answer with an event stream: expected the response's Content-Type to be "
+                    f"'text/event-stream', got {content_type!r}",
+                    retryable=False,
+                )
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("", "identity"):
+                raise AgentCallError(
+                    f"The agent answered with Content-Encoding {encoding!r}; the inbox asked for identity.",
+                    retryable=False,
+                )
+            return _read_events(_data_payloads(response, started=started))
     except AgentCallError:
         raise
-    except SSEError as exc:  # a subclass of httpx.TransportError, so it must come first
-        raise AgentCallError(f"The agent did not answer with an event stream: {exc}", retryable=False) from None
     except httpx.TimeoutException as exc:
         raise AgentCallError(f"Timed out talking to the agent at {url}: {type(exc).__name__}", retryable=True) from None
     except httpx.TransportError as exc:
@@ -100,18 +117,94 @@ def _post_and_read(http: httpx.Client, agent: Agent, run_input: dict[str, Any]) 
         ) from None
 
 
-def _read_events(source) -> list[dict]:
-    events: list[dict] = []
-    size = 0
-    for sse in source.iter_sse():
-        if not sse.data:
-            continue
-        size += len(sse.data)
-        if size > MAX_BYTES or len(events) >= MAX_EVENTS:
-            raise AgentCallError("The agent's reply is larger than the inbox accepts for one run.", retryable=False)
+def _excerpt(response: httpx.Response) -> str:
+    """The first few hundred bytes of an error body, never the whole of it."""
+    head = b""
+    for chunk in response.iter_raw(_CHUNK):
+        head += chunk
+        if len(head) >= 300:
+            break
+    return head[:300].decode("utf-8", "replace").strip()
+
+
+def _lines(response: httpx.Response, *, started: float) -> Iterator[bytes]:
+    """The body's lines (terminator removed), enforcing the deadline and the byte caps as bytes arrive."""
+    deadline = settings.INBOX_AGENT_STREAM_DEADLINE
+    max_total, max_line = settings.INBOX_AGENT_REPLY_MAX_BYTES, settings.INBOX_AGENT_LINE_MAX_BYTES
+    total = 0
+    pending = b""
+    for chunk in response.iter_raw(_CHUNK):
+        elapsed = time.monotonic() - started
+        if elapsed > deadline:
+            raise AgentCallError(
+                f"The agent's reply did not finish within the {deadline:g} s deadline "
+                f"({total} bytes read in {elapsed:.0f} s).",
+                retryable=False,
+            )
+        total += len(chunk)
+        if total > max_total:
+            raise AgentCallError(
+                f"The agent's reply is larger than the {max_total} bytes the inbox accepts for one run.",
+                retryable=False,
+            )
+        lines = (pending + chunk).splitlines(keepends=True)
+        # The last piece may be a partial line, or end in a CR whose LF is in the next chunk.
+        pending = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
+        if len(pending) > max_line:
+            raise AgentCallError(
+                f"A line of the agent's reply is longer than the {max_line} bytes the inbox accepts.",
+                retryable=False,
+            )
+        for line in lines:
+            line = line.rstrip(b"\r\n")
+            if len(line) > max_line:
+                raise AgentCallError(
+                    f"A line of the agent's reply is longer than the {max_line} bytes the inbox accepts.",
+                    retryable=False,
+                )
+            yield line
+    if pending:
+        yield pending.rstrip(b"\r")
+
+
+def _data_payloads(response: httpx.Response, *, started: float) -> Iterator[str]:
+    """The ``data`` of each server-sent event (the SSE rules: ``data:`` lines joined by newlines, dispatched
+    by a blank line; comments and other fields ignored)."""
+    data: list[str] = []
+    for raw in _lines(response, started=started):
         try:
-            raw = json.loads(sse.data)
-        except json.JSONDecodeError as exc:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            message = f"The agent's reply is not UTF-8: {exc.reason} at byte {exc.start} of a line."
+            raise AgentCallError(message, retryable=False) from None
+        if not line:
+            if data:
+                yield "\n".join(data)
+                data = []
+            continue
+        if line.startswith(":"):
+            continue
+        field, _, value = line.partition(":")
+        if field == "data":
+            data.append(value.removeprefix(" "))
+    if data:
+        yield "\n".join(data)
+
+
+def _read_events(payloads: Iterator[str]) -> list[dict]:
+    events: list[dict] = []
+    max_events = settings.INBOX_AGENT_REPLY_MAX_EVENTS
+    for data in payloads:
+        if not data:
+            continue
+        if len(events) >= max_events:
+            raise AgentCallError(
+                f"The agent's reply has more than the {max_events} events the inbox accepts for one run.",
+                retryable=False,
+            )
+        try:
+            raw = json.loads(data)
+        except (json.JSONDecodeError, ValueError) as exc:
             raise AgentCallError(f"Event {len(events)} of the reply is not JSON: {exc}", retryable=False) from None
         try:
             event = _event_adapter.validate_python(raw)

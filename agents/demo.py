@@ -20,11 +20,15 @@ State lives in memory (checkpoint-style), or in ``--state-file`` to survive rest
 forgets everything, as a restart without a checkpointer would.
 ``GET /record`` returns what the agent received and executed, as JSON, for tests and curious people.
 ``forwardedProps.ttlSeconds`` on a new run sets ``expiresAt`` on its interrupts.
+``--resume-seconds N`` (or ``POST /pace {"resumeSeconds": N}`` at run time) makes every reply to a resume
+take N seconds: the resume is executed at once, then the reply streams keep-alive comments every 0.5 s
+before the rest of its events — a slow agent, for the fault suite (tests/faults).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import pickle
@@ -528,11 +532,12 @@ class DemoAgent:
 # --- ASGI -------------------------------------------------------------------------------------------
 
 
-def create_app(*, token: str = "", state_file: str = "") -> Any:
+def create_app(*, token: str = "", state_file: str = "", resume_seconds: float = 0.0) -> Any:
     """The ASGI app around one ``DemoAgent``. With ``token``, POSTs need ``Authorization: Bearer <token>``;
-    with ``state_file``, threads and the record survive a restart."""
+    with ``state_file``, threads and the record survive a restart; ``resume_seconds`` paces resume replies."""
     agent = DemoAgent(state_file)
     encoder = EventEncoder()
+    pace = {"resumeSeconds": resume_seconds}
 
     async def app(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -559,6 +564,12 @@ def create_app(*, token: str = "", state_file: str = "") -> Any:
         if method == "POST" and path == "/reset":
             agent.reset()
             return await _respond(send, 204, "text/plain", b"")
+        if method == "POST" and path == "/pace":
+            try:
+                pace["resumeSeconds"] = max(0.0, float(json.loads(body)["resumeSeconds"]))
+            except (ValueError, KeyError, TypeError):
+                return await _respond(send, 400, "application/json", b'{"error": "send {\\"resumeSeconds\\": N}"}')
+            return await _respond(send, 200, "application/json", json.dumps(pace).encode())
         if method != "POST" or path not in ("/", "/agent"):
             return await _respond(send, 404, "text/plain", b"not found")
         headers = {key.decode().lower(): value.decode() for key, value in scope["headers"]}
@@ -576,8 +587,13 @@ def create_app(*, token: str = "", state_file: str = "") -> Any:
                 "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")],
             }
         )
-        for event in events:
+        delay = pace["resumeSeconds"] if isinstance(data, dict) and data.get("resume") else 0.0
+        for index, event in enumerate(events):
             await send({"type": "http.response.body", "body": encoder.encode(event).encode(), "more_body": True})
+            while index == 0 and delay > 0:
+                await asyncio.sleep(min(0.5, delay))
+                delay -= 0.5
+                await send({"type": "http.response.body", "body": b": keep-alive\n\n", "more_body": True})
         await send({"type": "http.response.body", "body": b""})
 
     app.agent = agent  # type: ignore[attr-defined]
@@ -605,9 +621,10 @@ def main() -> None:
     )
     parser.add_argument("--state-file", default="", help="Keep threads and the record in this file across restarts.")
     parser.add_argument("--log-level", default="warning")
+    parser.add_argument("--resume-seconds", type=float, default=0.0, help="Take this long over each resume reply.")
     options = parser.parse_args()
     uvicorn.run(
-        create_app(token=options.token, state_file=options.state_file),
+        create_app(token=options.token, state_file=options.state_file, resume_seconds=options.resume_seconds),
         host=options.host,
         port=options.port,
         log_level=options.log_level,

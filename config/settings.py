@@ -192,10 +192,8 @@ INBOX_INGEST_MAX_BYTES = env_int("INBOX_INGEST_MAX_BYTES", 1024 * 1024)
 INBOX_MAX_INTERRUPTS_PER_RUN = env_int("INBOX_MAX_INTERRUPTS_PER_RUN", 100)
 INBOX_EXPIRE_SWEEP_SECONDS = env_float("INBOX_EXPIRE_SWEEP_SECONDS", 10.0)
 INBOX_REMINDER_LEAD_SECONDS = env_int("INBOX_REMINDER_LEAD_SECONDS", 600)
-INBOX_RESUME_MAX_ATTEMPTS = env_int("INBOX_RESUME_MAX_ATTEMPTS", 6)
 INBOX_RESUME_BACKOFF_BASE = env_float("INBOX_RESUME_BACKOFF_BASE", 2.0)
 INBOX_RESUME_BACKOFF_CAP = env_float("INBOX_RESUME_BACKOFF_CAP", 300.0)
-INBOX_RESUME_STUCK_SECONDS = env_int("INBOX_RESUME_STUCK_SECONDS", 120)
 INBOX_AGENT_CONNECT_TIMEOUT = env_float("INBOX_AGENT_CONNECT_TIMEOUT", 5.0)
 INBOX_AGENT_READ_TIMEOUT = env_float("INBOX_AGENT_READ_TIMEOUT", 60.0)
 INBOX_WEBHOOK_MAX_RETRIES = env_int("INBOX_WEBHOOK_MAX_RETRIES", 6)
@@ -204,15 +202,40 @@ INBOX_WEBHOOK_BACKOFF_CAP = env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0)
 INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
 INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
 # A run still unannounced this long after it was stored lost its notification task; beat announces it.
-INBOX_ANNOUNCE_GRACE_SECONDS = env_float("INBOX_ANNOUNCE_GRACE_SECONDS", 60.0)
+INBOX_ANNOUNCE_GRACE_SECONDS = env_float("INBOX_ANNOUNCE_GRACE_SECONDS", 15.0)
+
+# --- Reliability: leases, bounded agent replies, retries, recovery, health (rel) ---
+# A resume being sent holds a lease its worker renews every RENEW seconds; beat requeues only expired leases.
+INBOX_RESUME_LEASE_SECONDS = env_float("INBOX_RESUME_LEASE_SECONDS", 15.0)
+INBOX_RESUME_LEASE_RENEW_SECONDS = env_float("INBOX_RESUME_LEASE_RENEW_SECONDS", 5.0)
+# Transport retries go on (capped backoff) for this long, or until the run's earliest expiresAt.
+INBOX_RESUME_RETRY_WINDOW_SECONDS = env_float("INBOX_RESUME_RETRY_WINDOW_SECONDS", 3600.0)
+# A resume is not sent when an interrupt expires within this margin of the send (transfer time).
+INBOX_RESUME_EXPIRY_MARGIN_SECONDS = env_float("INBOX_RESUME_EXPIRY_MARGIN_SECONDS", 2.0)
+# How often beat requeues expired leases, pending resumes and unannounced runs whose queue message was lost.
+INBOX_RECOVERY_SWEEP_SECONDS = env_float("INBOX_RECOVERY_SWEEP_SECONDS", 5.0)
+# A pending resume this overdue lost its queue message (Redis restarted empty): queue it again.
+INBOX_RESUME_REQUEUE_GRACE_SECONDS = env_float("INBOX_RESUME_REQUEUE_GRACE_SECONDS", 10.0)
+# What the inbox reads from an agent (resumes, inbox-started runs): an overall deadline and byte caps.
+INBOX_AGENT_STREAM_DEADLINE = env_float("INBOX_AGENT_STREAM_DEADLINE", 120.0)
+INBOX_AGENT_REPLY_MAX_BYTES = env_int("INBOX_AGENT_REPLY_MAX_BYTES", 20 * 1024 * 1024)
+INBOX_AGENT_LINE_MAX_BYTES = env_int("INBOX_AGENT_LINE_MAX_BYTES", 4 * 1024 * 1024)
+INBOX_AGENT_REPLY_MAX_EVENTS = env_int("INBOX_AGENT_REPLY_MAX_EVENTS", 20_000)
+# Workers and beat record a heartbeat this often; /healthz calls one missing for 3 periods down.
+INBOX_HEARTBEAT_SECONDS = env_float("INBOX_HEARTBEAT_SECONDS", 5.0)
+# Retry-After of the 503 answered while the database or Redis is unreachable.
+INBOX_UNAVAILABLE_RETRY_AFTER = env_int("INBOX_UNAVAILABLE_RETRY_AFTER", 5)
+# Innermost, so it sees a view's exception first: a database or Redis outage answers 503, not 500.
+MIDDLEWARE.append("config.unavailable.DependencyDownMiddleware")
 
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
-    "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": 30.0},
+    "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
     "send-expiry-reminders": {"task": "inbox.tasks.send_expiry_reminders", "schedule": 30.0},
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
-    "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": 30.0},
+    "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
 }
+CELERY_BEAT_SCHEDULER = "config.heartbeat:HeartbeatScheduler"
 
 LOGGING = {
     "version": 1,

@@ -6,6 +6,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.health import healthz
 
+handler500 = "config.unavailable.server_error"
+
 urlpatterns = [
     path("", RedirectView.as_view(url="/inbox/", permanent=False)),
     path("healthz", healthz, name="healthz"),

@@ -128,6 +128,8 @@ class Reply:
     body: bytes = b""
     content_type: str = "text/event-stream"
     hang: bool = False
+    # Sent piece by piece without Content-Length: bytes are written and flushed, a float sleeps that long.
+    stream: list[bytes | float] | None = None
 
 
 @dataclass
@@ -157,6 +159,22 @@ class ScriptedServer:
                 reply = script.replies[min(len(script.received), len(script.replies)) - 1]
                 if reply.hang:
                     script.release.wait(60)
+                    return
+                if reply.stream is not None:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", reply.content_type)
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    try:
+                        for piece in reply.stream:
+                            if isinstance(piece, float):
+                                if script.release.wait(piece):
+                                    return
+                            else:
+                                self.wfile.write(piece)
+                                self.wfile.flush()
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the client gave up reading, as it should
                     return
                 body = reply.body
                 if reply.sse is not None:

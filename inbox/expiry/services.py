@@ -47,6 +47,13 @@ SIBLING_NOTE = "another interrupt of the same run expired, so the run can no lon
 RESUME_NOTE = "not sent: an interrupt of the run expired before the resume could be sent"
 
 
+# A resume that went out at least once (``last_sent_at``) and is waiting for a retry was sent: say so.
+RESUME_SENT_NOTE = (
+    "not delivered: an interrupt of the run expired before the agent's reply to the resume arrived "
+    "(it was sent, at last_sent_at)"
+)
+
+
 AUDIT_BATCH = 2000  # resume and reminder AuditEvents (few) go through bulk_create in batches of this
 
 
@@ -184,8 +191,14 @@ def expire_runs(*, run_ids: Iterable[int], now: datetime, actor: Actor | None = 
         last_error=Case(
             When(
                 state=Resume.State.FAILED,
+                last_sent_at__isnull=False,
+                then=Concat(Value(RESUME_SENT_NOTE + "; it had failed: "), F("last_error"), output_field=TextField()),
+            ),
+            When(
+                state=Resume.State.FAILED,
                 then=Concat(Value(RESUME_NOTE + "; it had failed: "), F("last_error"), output_field=TextField()),
             ),
+            When(last_sent_at__isnull=False, then=Value(RESUME_SENT_NOTE)),
             default=Value(RESUME_NOTE),
             output_field=TextField(),
         ),
@@ -281,7 +294,9 @@ def run_expiry_summary(run: Run) -> str | None:
     why = f" {first.status_note}." if first.status_note and first.status == InboxItem.Status.EXPIRED else ""
     others = len(expired) - (1 if first in expired else 0)
     closed = f" {others} other interrupt(s) of this run were closed as expired with it." if others else ""
-    if resume_expired:
+    if resume_expired and resume.last_sent_at is not None:
+        sent = f"The resume was sent to the agent at {resume.last_sent_at.isoformat()}: {resume.last_error}."
+    elif resume_expired:
         sent = f"The resume was not sent to the agent: {resume.last_error}."
     else:
         sent = "No resume was sent to the agent: it must never receive an answer past expiresAt."

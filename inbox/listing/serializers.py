@@ -82,7 +82,10 @@ class ItemSummarySerializer(serializers.ModelSerializer):
 class ResumeSerializer(serializers.ModelSerializer):
     runId = serializers.CharField(source="next_run_id")
     resumedRun = serializers.SerializerMethodField()
-    maxAttempts = serializers.SerializerMethodField()
+    retryUntil = serializers.SerializerMethodField(
+        help_text="Transport retries stop at this time (the retry window or the earliest expiresAt less the "
+        "safety margin); the resume then fails and can be retried by hand."
+    )
 
     class Meta:
         model = Resume
@@ -91,10 +94,12 @@ class ResumeSerializer(serializers.ModelSerializer):
             "state",
             "runId",
             "attempts",
-            "maxAttempts",
+            "retryUntil",
             "last_error",
             "next_attempt_at",
             "claimed_at",
+            "lease_until",
+            "last_sent_at",
             "delivered_at",
             "input",
             "resumed_run",
@@ -103,10 +108,12 @@ class ResumeSerializer(serializers.ModelSerializer):
             "updated_at",
         ]
 
-    def get_maxAttempts(self, resume: Resume) -> int:
-        from django.conf import settings
+    def get_retryUntil(self, resume: Resume) -> str | None:
+        from inbox.resumes.services import retry_deadline
 
-        return settings.INBOX_RESUME_MAX_ATTEMPTS
+        if resume.state not in (Resume.State.PENDING, Resume.State.SENDING):
+            return None
+        return retry_deadline(resume)[0].isoformat()
 
     def get_resumedRun(self, resume: Resume) -> dict | None:
         """What the agent did next: the resumed run's outcome and its events (RAW dropped)."""

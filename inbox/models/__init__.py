@@ -289,13 +289,25 @@ class Resume(models.Model):
     last_error = models.TextField(blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
+    lease_until = models.DateTimeField(
+        null=True, blank=True, help_text="While sending: the claim holds until then unless its worker renews it."
+    )
+    last_sent_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the latest attempt that reached the send step POSTed the input."
+    )
+    retry_until = models.DateTimeField(
+        null=True, blank=True, help_text="Transport retries stop here (or at the earliest expiresAt)."
+    )
     delivered_at = models.DateTimeField(null=True, blank=True)
     resumed_run = models.OneToOneField(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="resumed_by")
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        indexes = [models.Index(fields=["state", "claimed_at"], name="resume_state_claimed")]
+        indexes = [
+            models.Index(fields=["state", "lease_until"], name="resume_state_lease"),
+            models.Index(fields=["state", "next_attempt_at"], name="resume_state_next_attempt"),
+        ]
 
     def __str__(self) -> str:
         return f"resume {self.next_run_id} ({self.state})"
@@ -308,6 +320,7 @@ class Resume(models.Model):
             "state": self.state,
             "attempts": self.attempts,
             "lastError": self.last_error,
+            "nextAttemptAt": self.next_attempt_at.isoformat() if self.next_attempt_at else None,
             "resumedRun": self.resumed_run_id,
         }
 

@@ -5,16 +5,23 @@ Life of a ``Resume`` row: ``pending → sending → delivered | failed | expired
 - ``resume_create_if_complete`` runs in the transaction of the decision that closes the last open item
   of a run. It fixes the whole input now (same threadId, a fresh runId reused on every retry, resume[]
   for every interrupt in order), so whatever happens later, one decision set is sent as one resume.
-- ``resume_dispatch`` (Celery) claims the row with a conditional update, re-checks expiry, POSTs the
-  input, and reads the reply: TOOL_CALL_RESULTs complete the items' audit trail, an interrupt outcome is
-  ingested like any run (chained interrupts), RUN_ERROR fails the resume, transport failures retry with
-  capped, jittered exponential backoff.
-- ``resume_requeue_stuck`` (beat) puts back rows a dead worker left in ``sending`` and re-queues
-  ``pending`` rows whose task message was lost.
+- ``resume_dispatch`` (Celery) claims the row with a conditional update (``attempts`` + 1 is the claim's
+  fencing token) and takes a **lease** (``lease_until``) that a thread of the sending worker renews every
+  ``INBOX_RESUME_LEASE_RENEW_SECONDS`` while it reads the reply. After the claim it re-checks expiry with
+  a safety margin, records the send (``last_sent_at``), POSTs the input and reads the reply (bounded by
+  ``agents.client``): TOOL_CALL_RESULTs complete the items' audit trail, an interrupt outcome is ingested
+  like any run (chained interrupts), RUN_ERROR fails the resume, transport failures retry with capped,
+  jittered exponential backoff until ``retry_until`` (``INBOX_RESUME_RETRY_WINDOW_SECONDS``) or the
+  earliest ``expiresAt``, whichever comes first.
+- ``resume_requeue_stuck`` (beat, every ``INBOX_RECOVERY_SWEEP_SECONDS``) puts back rows whose lease
+  expired (their worker died) and re-queues ``pending`` rows whose task message was lost (Redis restarted
+  empty).
 - ``resume_retry`` lets an operator send a ``failed`` resume again, with the same runId.
 
-Every transition out of ``sending`` names the claim it ends (attempt number and claim time), so a
-worker that was presumed dead and wakes up late cannot overwrite a newer attempt's outcome.
+Fencing: a failure, a retry or an expiry is written only by the attempt that still holds the claim (same
+``attempts``, still ``sending``), so a worker whose lease was lost never overwrites a newer attempt. A
+successful reply is never thrown away: it completes the row unless the row is already delivered (the
+reply is the same run — same runId — whichever attempt carried it).
 """
 
 from __future__ import annotations
@@ -22,13 +29,14 @@ from __future__ import annotations
 import json
 import logging
 import random
+import threading
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
 from ag_ui.core import AssistantMessage, FunctionCall, Message, ResumeEntry, RunAgentInput, ToolCall, ToolMessage
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from pydantic import TypeAdapter
@@ -146,6 +154,23 @@ def _push_state(resume: Resume) -> None:
     )
 
 
+def _move(
+    row: Resume,
+    state: str,
+    note: str,
+    *,
+    verb: str,
+    data: dict[str, Any],
+    next_attempt_at: datetime | None = None,
+    also: tuple[str, ...] = (),
+) -> None:
+    """One transition of a locked row: its state and note, no lease, the audit event and the live push."""
+    row.state, row.last_error, row.next_attempt_at, row.lease_until = state, note, next_attempt_at, None
+    row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at", *also])
+    audit(actor=SYSTEM, verb=verb, obj=row, data=data)
+    _push_state(row)
+
+
 def _queue_dispatch(resume_id: int, *, countdown: float | None = None) -> None:
     from inbox.resumes.tasks import dispatch_resume
 
@@ -171,6 +196,7 @@ def resume_create_if_complete(*, run: Run, user: Any = None) -> Resume | None:
     if existing is not None:
         return existing
     next_run_id = new_run_id()
+    now = timezone.now()
     resume = Resume.objects.create(
         run=run,
         thread=run.thread,
@@ -178,7 +204,9 @@ def resume_create_if_complete(*, run: Run, user: Any = None) -> Resume | None:
         next_run_id=next_run_id,
         input=build_resume_input(run=run, items=items, next_run_id=next_run_id),
         state=Resume.State.PENDING,
-        next_attempt_at=timezone.now(),
+        created_at=now,
+        next_attempt_at=now,
+        retry_until=now + timedelta(seconds=settings.INBOX_RESUME_RETRY_WINDOW_SECONDS),
     )
     audit(
         actor=Actor.for_user(user) if user is not None else SYSTEM,
@@ -203,50 +231,129 @@ def backoff_seconds(attempts: int) -> float:
     return ceiling / 2 + random.uniform(0, ceiling / 2)
 
 
+def _lease_end(now: datetime) -> datetime:
+    return now + timedelta(seconds=settings.INBOX_RESUME_LEASE_SECONDS)
+
+
 def _claim(resume_id: int, now: datetime) -> Resume | None:
     claimed = (
         Resume.objects.filter(pk=resume_id, state=Resume.State.PENDING)
         .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-        .update(state=Resume.State.SENDING, claimed_at=now, attempts=F("attempts") + 1, updated_at=now)
+        .update(
+            state=Resume.State.SENDING,
+            claimed_at=now,
+            lease_until=_lease_end(now),
+            attempts=F("attempts") + 1,
+            updated_at=now,
+        )
     )
     if claimed != 1:
         return None
     return Resume.objects.select_related("agent", "thread", "run").get(pk=resume_id)
 
 
+def _held(resume: Resume):
+    """This attempt's claim: the row while it is still ``sending`` under the same attempt number."""
+    return Resume.objects.filter(pk=resume.pk, state=Resume.State.SENDING, attempts=resume.attempts)
+
+
 def _mine(resume: Resume):
     """The row, locked, if this worker's claim still holds."""
-    return (
-        Resume.objects.select_for_update()
-        .filter(pk=resume.pk, state=Resume.State.SENDING, attempts=resume.attempts, claimed_at=resume.claimed_at)
-        .first()
-    )
+    return _held(resume).select_for_update().first()
+
+
+class LeaseKeeper:
+    """Renews an attempt's lease from a thread of the sending worker while it waits for the agent.
+
+    The lease is what tells a live worker from a dead one: a SIGKILLed worker stops renewing and beat
+    requeues the row once ``lease_until`` passes; a worker reading a slow agent keeps it. A renewal that
+    finds the claim gone (the row was requeued while the database was unreachable, or completed by an
+    older attempt's reply) sets ``lost``; the reply is still read and judged by the fencing rules."""
+
+    def __init__(self, resume: Resume) -> None:
+        self.resume = resume
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"resume-lease-{resume.pk}", daemon=True)
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=settings.INBOX_RESUME_LEASE_RENEW_SECONDS + 30)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(settings.INBOX_RESUME_LEASE_RENEW_SECONDS):
+                try:
+                    now = timezone.now()
+                    if not _held(self.resume).update(lease_until=_lease_end(now), updated_at=now):
+                        self.lost = True
+                        log.warning("resume %s attempt %s lost its lease", self.resume.pk, self.resume.attempts)
+                        return
+                except DatabaseError:
+                    log.warning("could not renew the lease of resume %s; trying again", self.resume.pk, exc_info=True)
+                    connection.close()
+        finally:
+            connection.close()  # this thread's own connection
+
+
+def _earliest_expiry(resume: Resume) -> InboxItem | None:
+    return resume.run.items.exclude(expires_at__isnull=True).order_by("expires_at", "position").first()
+
+
+def _stale_items(resume: Resume, now: datetime) -> list[InboxItem]:
+    """Items that are expired, or expire within the safety margin of a send starting ``now``."""
+    horizon = now + timedelta(seconds=settings.INBOX_RESUME_EXPIRY_MARGIN_SECONDS)
+    return [
+        item
+        for item in resume.run.items.order_by("position", "pk")
+        if item.status == InboxItem.Status.EXPIRED or (item.expires_at is not None and item.expires_at <= horizon)
+    ]
 
 
 def resume_dispatch(*, resume_id: int) -> str:
     """Claim, check, send, read. Safe to run twice: only the worker whose conditional update moved the
     row from pending to sending does anything."""
-    from agents.client import AgentCallError, run_agent
-
-    now = timezone.now()
-    resume = _claim(resume_id, now)
+    resume = _claim(resume_id, timezone.now())
     if resume is None:
         return "not claimed"
-    stale = [
-        item for item in resume.run.items.order_by("position") if item.expires_at <= now or item.status == "expired"
-    ]
-    if stale:
-        note = ", ".join(item.interrupt_id for item in stale)
-        _finish_expired(resume, f"not sent: interrupt(s) {note} expired before the resume could be sent")
-        return "expired"
-    log.info("sending resume %s (attempt %s) to %s", resume.pk, resume.attempts, resume.agent.endpoint_url)
     try:
-        raw_events = run_agent(agent=resume.agent, run_input=resume.input)
-    except AgentCallError as error:
-        if error.retryable:
-            return _schedule_retry(resume, error.message)
-        _finish_failed(resume, error.message)
+        return _send_claimed(resume)
+    except (OperationalError, InterfaceError):
+        # The database went away mid-way: the lease lapses and beat requeues the row once it is back.
+        raise
+    except Exception as exc:
+        # Anything else (the reply made storing it fail: a NUL that PostgreSQL rejects, a bug) must not
+        # leave the row in ``sending`` until its lease lapses: it fails with the real reason, retryable.
+        log.exception("resume %s attempt %s crashed", resume.pk, resume.attempts)
+        _finish_failed(resume, f"The inbox could not process the agent's reply: {type(exc).__name__}: {exc}")
         return "failed"
+
+
+def _send_claimed(resume: Resume) -> str:
+    from agents.client import AgentCallError, run_agent
+
+    # The expiry check uses the time after the claim, plus a margin for the transfer.
+    now = timezone.now()
+    stale = _stale_items(resume, now)
+    if stale:
+        _finish_expired(resume, stale, now)
+        return "expired"
+    # Record the send under this claim: if the claim is gone, nothing is sent.
+    if not _held(resume).update(last_sent_at=now, lease_until=_lease_end(now), updated_at=now):
+        return "superseded"
+    log.info("sending resume %s (attempt %s) to %s", resume.pk, resume.attempts, resume.agent.endpoint_url)
+    with LeaseKeeper(resume):
+        try:
+            raw_events = run_agent(agent=resume.agent, run_input=resume.input)
+        except AgentCallError as error:
+            if error.retryable:
+                return _schedule_retry(resume, error.message)
+            _finish_failed(resume, error.message)
+            return "failed"
     try:
         record = read_run(raw_events, "events", allow_error=True)
     except IngestError as error:
@@ -255,30 +362,48 @@ def resume_dispatch(*, resume_id: int) -> str:
     return _finish_with_reply(resume, record)
 
 
-def _finish_expired(resume: Resume, note: str) -> None:
+def _finish_expired(resume: Resume, stale: list[InboxItem], now: datetime) -> None:
+    margin = settings.INBOX_RESUME_EXPIRY_MARGIN_SECONDS
+    first = stale[0]
+    when = first.expires_at.isoformat() if first.expires_at else "already"
+    note = (
+        f"attempt {resume.attempts} not sent: interrupt(s) {', '.join(item.interrupt_id for item in stale)} "
+        f"expire(d) at {when}, within the {margin:g} s safety margin of {now.isoformat()}"
+    )
     with transaction.atomic():
         row = _mine(resume)
         if row is None:
             return
-        row.state, row.last_error, row.next_attempt_at = Resume.State.EXPIRED, note, None
-        row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-        audit(actor=SYSTEM, verb="resume.expired", obj=row, data={"note": note})
-        _push_state(row)
+        if row.last_sent_at is not None:
+            note += f"; an earlier attempt was sent at {row.last_sent_at.isoformat()} and no reply to it was received"
+        else:
+            note += "; the resume was never sent"
+        data = {"note": note, "attempts": row.attempts, "everSent": row.last_sent_at is not None}
+        _move(row, Resume.State.EXPIRED, note, verb="resume.expired", data=data)
 
 
-def _finish_failed(resume: Resume, message: str, *, resumed_run: Run | None = None) -> None:
+def _finish_failed(resume: Resume, message: str, *, resumed_run: Run | None = None, **extra: Any) -> None:
     with transaction.atomic():
         row = _mine(resume)
         if row is None:
             return
-        row.state, row.last_error, row.next_attempt_at = Resume.State.FAILED, message, None
-        fields = ["state", "last_error", "next_attempt_at", "updated_at"]
         if resumed_run is not None:
             row.resumed_run = resumed_run
-            fields.append("resumed_run")
-        row.save(update_fields=fields)
-        audit(actor=SYSTEM, verb="resume.failed", obj=row, data={"error": message, "attempts": row.attempts})
-        _push_state(row)
+        data = {"error": message, "attempts": row.attempts, **extra}
+        also = ("resumed_run",) if resumed_run is not None else ()
+        _move(row, Resume.State.FAILED, message, verb="resume.failed", data=data, also=also)
+
+
+def retry_deadline(resume: Resume) -> tuple[datetime, str]:
+    """When transport retries stop, and why: the retry window, or the earliest expiresAt less the margin."""
+    window_end = resume.retry_until or resume.created_at + timedelta(seconds=settings.INBOX_RESUME_RETRY_WINDOW_SECONDS)
+    deadline, why = window_end, f"the retry window ended at {window_end.isoformat()}"
+    first = _earliest_expiry(resume)
+    if first is not None:
+        cutoff = first.expires_at - timedelta(seconds=settings.INBOX_RESUME_EXPIRY_MARGIN_SECONDS)
+        if cutoff < deadline:
+            deadline, why = cutoff, f"interrupt {first.interrupt_id} expires at {first.expires_at.isoformat()}"
+    return deadline, why
 
 
 def _schedule_retry(resume: Resume, message: str) -> str:
@@ -286,28 +411,17 @@ def _schedule_retry(resume: Resume, message: str) -> str:
         row = _mine(resume)
         if row is None:
             return "superseded"
-        if row.attempts >= settings.INBOX_RESUME_MAX_ATTEMPTS:
-            row.state, row.last_error, row.next_attempt_at = Resume.State.FAILED, message, None
-            row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-            audit(
-                actor=SYSTEM,
-                verb="resume.failed",
-                obj=row,
-                data={"error": message, "attempts": row.attempts, "gaveUp": True},
-            )
-            _push_state(row)
-            return "failed"
+        now = timezone.now()
         delay = backoff_seconds(row.attempts)
-        row.state, row.last_error = Resume.State.PENDING, message
-        row.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-        row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-        audit(
-            actor=SYSTEM,
-            verb="resume.retry_scheduled",
-            obj=row,
-            data={"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)},
-        )
-        _push_state(row)
+        deadline, why = retry_deadline(row)
+        if now + timedelta(seconds=delay) >= deadline:
+            note = f"{message} (gave up after {row.attempts} attempt(s): {why})"
+            data = {"error": note, "attempts": row.attempts, "gaveUp": True}
+            _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data)
+            return "failed"
+        data = {"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)}
+        due = now + timedelta(seconds=delay)
+        _move(row, Resume.State.PENDING, message, verb="resume.retry_scheduled", data=data, next_attempt_at=due)
         _queue_dispatch(row.pk, countdown=delay)
     return "retry scheduled"
 
@@ -331,8 +445,23 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
     record.thread_id = record.thread_id or resume.thread.thread_id
     record.run_id = record.run_id or resume.next_run_id
     _mark_reemitted(record, resume.run)
+    succeeded = record.outcome != Run.Outcome.ERROR
     with transaction.atomic():
-        row = _mine(resume)
+        if succeeded:
+            # Whichever attempt carried it, a successful reply is the resumed run (same runId): it completes
+            # the row unless an earlier reply already did. A RUN_ERROR counts only for the current claim.
+            row = (
+                Resume.objects.select_for_update()
+                .filter(pk=resume.pk)
+                .exclude(state=Resume.State.DELIVERED)
+                .select_related("run", "thread", "agent")
+                .first()
+            )
+            late = row is not None and (row.state != Resume.State.SENDING or row.attempts != resume.attempts)
+            if late:
+                log.info("resume %s: the reply to attempt %s came after its lease moved on", resume.pk, resume.attempts)
+        else:
+            row = _mine(resume)
         if row is None:
             return "superseded"
         # A failed earlier attempt may have stored a RUN_ERROR run under the same runId: this reply replaces it.
@@ -344,30 +473,26 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
                 agent=row.agent, record=record, source=Run.Source.RESUME, actor=SYSTEM, run_input=row.input
             )
         except IngestError as error:
-            row.state, row.last_error, row.next_attempt_at = (
-                Resume.State.FAILED,
-                f"The resumed run could not be stored: {error.message}",
-                None,
-            )
-            row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-            audit(actor=SYSTEM, verb="resume.failed", obj=row, data={"error": row.last_error})
-            _push_state(row)
+            note = f"The resumed run could not be stored: {error.message}"
+            _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note})
             return "failed"
         resumed = result.run
         items = _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
         record_resume(resume=row, resumed=resumed, record=record, items=items)
-        now = timezone.now()
         row.resumed_run = resumed
-        row.next_attempt_at = None
-        if record.outcome == Run.Outcome.ERROR:
-            row.state, row.last_error = Resume.State.FAILED, record.error_message or "RUN_ERROR without a message"
-            verb, data = "resume.failed", {"error": row.last_error, "runError": True}
+        also = ("resumed_run", "delivered_at")
+        if succeeded:
+            row.delivered_at = timezone.now()
+            data = {"resumedRunId": resumed.run_id, "outcome": resumed.outcome, "attempts": row.attempts}
+            data["deliveredByAttempt"] = resume.attempts
+            if late:
+                data["afterLeaseLost"] = True
+            _move(row, Resume.State.DELIVERED, "", verb="resume.delivered", data=data, also=also)
         else:
-            row.state, row.last_error, row.delivered_at = Resume.State.DELIVERED, "", now
-            verb, data = "resume.delivered", {"resumedRunId": resumed.run_id, "outcome": resumed.outcome}
-        row.save(update_fields=["state", "last_error", "next_attempt_at", "delivered_at", "resumed_run", "updated_at"])
-        audit(actor=SYSTEM, verb=verb, obj=row, data={**data, "attempts": row.attempts})
-        _push_state(row)
+            sent = f" to the resume sent at {row.last_sent_at.isoformat()}" if row.last_sent_at else ""
+            note = f"The agent answered RUN_ERROR{sent}: {record.error_message or '(no message)'}"
+            data = {"error": note, "runError": True, "attempts": row.attempts}
+            _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data, also=also)
     return row.state
 
 
@@ -407,43 +532,49 @@ def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -
 
 
 def resume_requeue_stuck() -> int:
-    """Beat: put back what a dead worker left in ``sending``, and re-queue ``pending`` rows whose task
-    message never arrived. Returns how many dispatches were queued."""
+    """Beat: put back rows whose lease expired (their worker died or hangs), and re-queue ``pending`` rows
+    whose task message never arrived. Returns how many dispatches were queued."""
     now = timezone.now()
-    cutoff = now - timedelta(seconds=settings.INBOX_RESUME_STUCK_SECONDS)
     queued = 0
-    for pk, attempts, claimed_at in Resume.objects.filter(
-        state=Resume.State.SENDING, claimed_at__lt=cutoff
-    ).values_list("pk", "attempts", "claimed_at"):
+    lapsed = Resume.objects.filter(state=Resume.State.SENDING).filter(
+        Q(lease_until__lt=now) | Q(lease_until__isnull=True, claimed_at__lt=now - timedelta(seconds=60))
+    )
+    for pk, attempts in lapsed.values_list("pk", "attempts"):
         with transaction.atomic():
             row = (
                 Resume.objects.select_for_update()
-                .filter(pk=pk, state=Resume.State.SENDING, attempts=attempts, claimed_at=claimed_at)
+                .filter(pk=pk, state=Resume.State.SENDING, attempts=attempts)
+                .filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+                .select_related("run")
                 .first()
             )
             if row is None:
                 continue
-            note = f"attempt {attempts} was claimed at {claimed_at.isoformat()} and never finished (worker lost)"
-            if attempts >= settings.INBOX_RESUME_MAX_ATTEMPTS:
-                row.state, row.last_error, row.next_attempt_at = Resume.State.FAILED, note, None
-                row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-                audit(actor=SYSTEM, verb="resume.failed", obj=row, data={"error": note, "attempts": attempts})
+            held = row.lease_until.isoformat() if row.lease_until else "its claim"
+            note = f"attempt {attempts} stopped renewing its lease (held until {held}): worker lost"
+            deadline, why = retry_deadline(row)
+            if now >= deadline:
+                note += f"; no further attempt: {why}"
+                _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note, "attempts": attempts})
             else:
-                row.state, row.last_error, row.next_attempt_at = Resume.State.PENDING, note, now
-                row.save(update_fields=["state", "last_error", "next_attempt_at", "updated_at"])
-                audit(actor=SYSTEM, verb="resume.requeued", obj=row, data={"note": note, "attempts": attempts})
+                data = {"note": note, "attempts": attempts}
+                _move(row, Resume.State.PENDING, note, verb="resume.requeued", data=data, next_attempt_at=now)
                 _queue_dispatch(row.pk)
                 queued += 1
-            _push_state(row)
-    # A pending row whose dispatch should have run a while ago lost its task message (broker restart,
-    # a commit hook that could not reach the broker): queue it again. A duplicate is harmless.
+    # A pending row whose dispatch should have run a while ago lost its task message (Redis restarted
+    # empty, a commit hook that could not reach the broker): queue it again, and note when, so a row is
+    # re-queued at most once per grace period. A duplicate message is harmless (the claim is conditional).
+    cutoff = now - timedelta(seconds=settings.INBOX_RESUME_REQUEUE_GRACE_SECONDS)
     overdue = Resume.objects.filter(state=Resume.State.PENDING).filter(
         Q(next_attempt_at__lt=cutoff) | Q(next_attempt_at__isnull=True, updated_at__lt=cutoff)
     )
-    for pk in overdue.values_list("pk", flat=True):
+    for pk, due in overdue.values_list("pk", "next_attempt_at"):
         with transaction.atomic():
-            _queue_dispatch(pk)
-        queued += 1
+            if Resume.objects.filter(pk=pk, state=Resume.State.PENDING, next_attempt_at=due).update(
+                next_attempt_at=now
+            ):
+                _queue_dispatch(pk)
+                queued += 1
     return queued
 
 
@@ -456,8 +587,12 @@ def resume_retry(*, resume: Resume, user: Any) -> Resume:
             409, "not_failed", f"Only a failed resume can be retried; this one is {row.state}.", state=row.state
         )
     previous = {"attempts": row.attempts, "lastError": row.last_error}
-    row.state, row.attempts, row.next_attempt_at = Resume.State.PENDING, 0, timezone.now()
-    row.save(update_fields=["state", "attempts", "next_attempt_at", "updated_at"])
+    # ``attempts`` keeps counting: it is the claim's fencing token, so a reply to an attempt from before
+    # the retry can never be mistaken for one of the new attempts.
+    now = timezone.now()
+    row.state, row.next_attempt_at = Resume.State.PENDING, now
+    row.retry_until = now + timedelta(seconds=settings.INBOX_RESUME_RETRY_WINDOW_SECONDS)
+    row.save(update_fields=["state", "next_attempt_at", "retry_until", "updated_at"])
     audit(actor=Actor.for_user(user), verb="resume.retried", obj=row, data=previous)
     _push_state(row)
     _queue_dispatch(row.pk)

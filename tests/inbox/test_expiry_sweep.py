@@ -8,7 +8,14 @@ import time_machine
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from inbox.expiry.services import RESUME_NOTE, SIBLING_NOTE, STALE_NOTE, expire_sweep, run_expiry_summary
+from inbox.expiry.services import (
+    RESUME_NOTE,
+    RESUME_SENT_NOTE,
+    SIBLING_NOTE,
+    STALE_NOTE,
+    expire_sweep,
+    run_expiry_summary,
+)
 from inbox.models import AuditEvent, InboxItem, Resume, Run
 from tests.inbox.conftest import NOW, interrupted
 
@@ -196,3 +203,17 @@ def test_the_run_explains_an_expired_resume(stored_run, clock):
     expire_sweep()
 
     assert f"The resume was not sent to the agent: {RESUME_NOTE}." in run_expiry_summary(run)
+
+
+def test_a_resume_that_was_sent_and_awaits_a_retry_is_not_called_unsent(post_run, clock):
+    run = post_run("t-1", "r-1", 5, 60)
+    resume = _resume_for(run, state="pending")
+    Resume.objects.filter(pk=resume.pk).update(attempts=1, last_sent_at=NOW)
+    clock.shift(timedelta(minutes=6))
+
+    expire_sweep()
+
+    resume.refresh_from_db()
+    assert (resume.state, resume.last_error) == ("expired", RESUME_SENT_NOTE)
+    summary = run_expiry_summary(run)
+    assert f"The resume was sent to the agent at {NOW.isoformat()}" in summary and "not sent" not in summary

@@ -139,7 +139,8 @@ def test_run_error_fails_the_resume_with_the_agents_message_and_an_operator_can_
 
     resume_retry(resume=resume, user=staff)
     resume.refresh_from_db()
-    assert (resume.state, resume.attempts) == ("pending", 0)
+    # The attempt number keeps counting across a retry: it fences replies to attempts from before it.
+    assert (resume.state, resume.attempts) == ("pending", 1)
     assert resume_dispatch(resume_id=resume.pk) == "failed"
     sent = [request for request in demo_agent.record()["requests"] if request["resume"]]
     assert len(sent) == 2 and sent[0]["input"] == sent[1]["input"] == resume.input
@@ -162,8 +163,44 @@ def test_an_item_expiring_between_the_decision_and_the_send_expires_the_resume(d
 
     assert resume_dispatch(resume_id=resume_of(run).pk) == "expired"
     resume = Resume.objects.get(run=run)
-    assert resume.state == "expired" and "expired before the resume could be sent" in resume.last_error
+    assert resume.state == "expired" and "not sent" in resume.last_error
+    assert "the resume was never sent" in resume.last_error and resume.last_sent_at is None
     assert [r for r in demo_agent.record()["requests"] if r["resume"]] == []
+
+
+def test_an_item_expiring_within_the_safety_margin_is_not_sent(demo, demo_agent, alice, settings):
+    settings.INBOX_RESUME_EXPIRY_MARGIN_SECONDS = 30
+    run = start(demo.agent, alice, "email")
+    (item,) = items(run)
+    approve(item, alice)
+    InboxItem.objects.filter(run=run).update(expires_at=timezone.now() + timedelta(seconds=20))
+
+    assert resume_dispatch(resume_id=resume_of(run).pk) == "expired"
+    resume = Resume.objects.get(run=run)
+    assert f"interrupt(s) {item.interrupt_id}" in resume.last_error and "30 s safety margin" in resume.last_error
+    assert [r for r in demo_agent.record()["requests"] if r["resume"]] == []
+
+    # Outside the margin it goes out.
+    settings.INBOX_RESUME_EXPIRY_MARGIN_SECONDS = 2
+    Resume.objects.filter(pk=resume.pk).update(state="pending", last_error="")
+    assert resume_dispatch(resume_id=resume.pk) == "delivered"
+
+
+def test_a_resume_sent_once_and_expired_before_the_retry_says_it_was_sent(demo, demo_agent, alice):
+    run = start(demo.agent, alice, "email")
+    approve(items(run)[0], alice)
+    resume = resume_of(run)
+    sent_at = timezone.now() - timedelta(minutes=1)
+    # Attempt 1 went out and its worker died; the item has expired since.
+    Resume.objects.filter(pk=resume.pk).update(attempts=1, last_sent_at=sent_at)
+    InboxItem.objects.filter(run=run).update(expires_at=timezone.now() - timedelta(seconds=1))
+
+    assert resume_dispatch(resume_id=resume.pk) == "expired"
+    resume.refresh_from_db()
+    assert resume.last_error.startswith("attempt 2 not sent")
+    assert f"an earlier attempt was sent at {sent_at.isoformat()}" in resume.last_error
+    event = AuditEvent.objects.get(verb="resume.expired", object_id=str(resume.pk))
+    assert event.data["everSent"] is True
 
 
 def test_a_resume_is_sent_once_even_if_dispatched_twice(demo, demo_agent, alice):
@@ -185,25 +222,51 @@ def test_a_replayed_resume_is_answered_as_a_replay_and_executes_nothing_twice(de
     assert len(record["executed"]) == 1
 
 
-def test_connection_refused_is_retried_with_backoff_then_failed(make_agent, alice, settings, scripted):
+def test_connection_refused_is_retried_with_capped_backoff_until_the_window_ends(make_agent, alice, settings, scripted):
     server = scripted(Reply(sse=load_events("email-interrupted-run.jsonl")))
     agent = make_agent("down", endpoint=server.url).agent
     run = start(agent, alice, "email", RECORDED_THREAD)
     approve(items(run)[0], alice)
     server.stop()  # nothing listens there any more: connection refused
-    settings.INBOX_RESUME_MAX_ATTEMPTS = 2
+    resume = resume_of(run)
+    assert resume.retry_until - resume.created_at == timedelta(hours=1)  # INBOX_RESUME_RETRY_WINDOW_SECONDS
+    InboxItem.objects.filter(run=run).update(expires_at=timezone.now() + timedelta(days=2))
 
-    assert resume_dispatch(resume_id=resume_of(run).pk) == "retry scheduled"
-    resume = Resume.objects.get(run=run)
+    assert resume_dispatch(resume_id=resume.pk) == "retry scheduled"
+    resume.refresh_from_db()
     assert (resume.state, resume.attempts) == ("pending", 1)
     assert "Could not reach the agent" in resume.last_error
     assert resume.next_attempt_at > timezone.now()
     # Not before its time…
     assert resume_dispatch(resume_id=resume.pk) == "not claimed"
-    with time_machine.travel(resume.next_attempt_at + timedelta(seconds=1)):
-        assert resume_dispatch(resume_id=resume.pk) == "failed"
-    resume.refresh_from_db()
-    assert (resume.state, resume.attempts) == ("failed", 2)
+    # The backoff doubles up to the cap (300 s) and stays there: an hour of outage is about 20 attempts.
+    delays = []
+    while resume.state == "pending":
+        before = resume.next_attempt_at
+        with time_machine.travel(resume.next_attempt_at + timedelta(seconds=1)):
+            resume_dispatch(resume_id=resume.pk)
+        resume.refresh_from_db()
+        if resume.next_attempt_at:
+            delays.append((resume.next_attempt_at - before).total_seconds())
+    assert resume.state == "failed" and "gave up after" in resume.last_error
+    assert "the retry window ended" in resume.last_error
+    assert max(delays) > 150 and all(delay <= 301 for delay in delays)
+    assert 12 <= resume.attempts <= 40
+
+
+def test_retries_stop_at_the_earliest_expiry(make_agent, alice, scripted):
+    server = scripted(Reply(sse=load_events("email-interrupted-run.jsonl")))
+    agent = make_agent("down", endpoint=server.url).agent
+    run = start(agent, alice, "email", RECORDED_THREAD)
+    (item,) = items(run)
+    approve(item, alice)
+    server.stop()
+    InboxItem.objects.filter(run=run).update(expires_at=timezone.now() + timedelta(seconds=3))
+
+    assert resume_dispatch(resume_id=resume_of(run).pk) == "failed"
+    resume = resume_of(run)
+    assert f"interrupt {item.interrupt_id} expires at" in resume.last_error
+    assert "Could not reach the agent" in resume.last_error
 
 
 @pytest.mark.parametrize(("status", "outcome"), [(503, "retry scheduled"), (401, "failed")])
@@ -262,10 +325,13 @@ def test_a_row_left_sending_by_a_dead_worker_is_requeued_and_then_sent_with_the_
     run = start(demo.agent, alice, "email")
     approve(items(run)[0], alice)
     resume = resume_of(run)
-    Resume.objects.filter(pk=resume.pk).update(state="sending", attempts=1, claimed_at=timezone.now())
+    now = timezone.now()
+    Resume.objects.filter(pk=resume.pk).update(
+        state="sending", attempts=1, claimed_at=now, lease_until=now + timedelta(seconds=15)
+    )
 
-    assert resume_requeue_stuck() == 0  # not stuck yet
-    with time_machine.travel(timezone.now() + timedelta(minutes=10)):
+    assert resume_requeue_stuck() == 0  # the lease still holds
+    with time_machine.travel(now + timedelta(seconds=16)):
         assert resume_requeue_stuck() == 1
         resume.refresh_from_db()
         assert (resume.state, resume.attempts) == ("pending", 1)
@@ -275,3 +341,17 @@ def test_a_row_left_sending_by_a_dead_worker_is_requeued_and_then_sent_with_the_
     assert resume.attempts == 2
     (sent,) = [r for r in demo_agent.record()["requests"] if r["resume"]]
     assert sent["runId"] == resume.next_run_id
+
+
+def test_a_pending_resume_whose_queue_message_was_lost_is_queued_again_once_per_grace(demo, demo_agent, alice):
+    run = start(demo.agent, alice, "email")
+    approve(items(run)[0], alice)
+    resume = resume_of(run)
+    # Its dispatch message died with Redis: nothing will run it, however long we wait.
+    later = timezone.now() + timedelta(seconds=11)
+    with time_machine.travel(later, tick=False):
+        assert resume_requeue_stuck() == 1  # INBOX_RESUME_REQUEUE_GRACE_SECONDS (10) past due
+        assert resume_requeue_stuck() == 0  # once per grace period, not once per sweep
+        resume.refresh_from_db()
+        assert resume.state == "pending" and resume.next_attempt_at == later
+        assert resume_dispatch(resume_id=resume.pk) == "delivered"

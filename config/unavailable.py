@@ -1,0 +1,92 @@
+"""503, not 500, while the database or Redis is unreachable.
+
+An outage of a dependency is not a bug in the request: the API answers ``503`` with a JSON body and
+``Retry-After``, pages answer an HTML 503 with the same header. ``DependencyDownMiddleware`` catches what
+a view raises; ``server_error`` (``handler500``) catches what a middleware raises (the session or the
+user loaded from an unreachable database) and otherwise renders Django's ordinary 500 page.
+
+Nothing commits half: every write of the inbox runs in one ``transaction.atomic`` block, so a connection
+lost mid-way rolls the whole of it back; work queued on commit is re-found by the beat sweeps.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+from django.views.defaults import server_error as django_server_error
+
+log = logging.getLogger(__name__)
+
+
+def _dependency_errors() -> tuple[type[BaseException], ...]:
+    import kombu.exceptions
+    import redis.exceptions
+
+    return (
+        OperationalError,
+        InterfaceError,
+        redis.exceptions.ConnectionError,
+        redis.exceptions.TimeoutError,
+        kombu.exceptions.OperationalError,
+    )
+
+
+def which_dependency(exc: BaseException) -> str | None:
+    """``"database"`` or ``"redis"`` when ``exc`` says that dependency is unreachable, else None."""
+    if not isinstance(exc, _dependency_errors()):
+        return None
+    return "database" if isinstance(exc, OperationalError | InterfaceError) else "redis"
+
+
+def unavailable_response(request: HttpRequest, component: str) -> HttpResponse:
+    retry_after = str(settings.INBOX_UNAVAILABLE_RETRY_AFTER)
+    detail = f"The inbox cannot reach its {component} right now; nothing was changed. Try again shortly."
+    if _wants_json(request):
+        response: HttpResponse = JsonResponse(
+            {"error": "service_unavailable", "detail": detail, "component": component, "retryAfter": int(retry_after)},
+            status=503,
+        )
+    else:
+        html = render_to_string("503.html", {"detail": detail, "retry_after": retry_after})
+        response = HttpResponse(html, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = retry_after
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _wants_json(request: HttpRequest) -> bool:
+    path = request.path
+    if path.startswith("/api/") or path == "/healthz":
+        return True
+    accept = request.headers.get("Accept", "")
+    return "application/json" in accept and "text/html" not in accept
+
+
+class DependencyDownMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exc: Exception) -> HttpResponse | None:
+        component = which_dependency(exc)
+        if component is None:
+            return None
+        log.warning("%s %s: %s unreachable (%s: %s)", request.method, request.path, component, type(exc).__name__, exc)
+        return unavailable_response(request, component)
+
+
+def server_error(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
+    """``handler500``: a dependency outage raised outside a view is still a 503."""
+    exc = sys.exc_info()[1]
+    component = which_dependency(exc) if exc is not None else None
+    if component is not None:
+        return unavailable_response(request, component)
+    return django_server_error(request)

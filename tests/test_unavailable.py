@@ -1,0 +1,59 @@
+"""While the database is unreachable the API answers a JSON 503 with Retry-After and pages an HTML 503 —
+never a 500 page, never the driver's error text. The outage here is real: the connection is pointed at a
+database that cannot be opened (PostgreSQL: a port nobody listens on), so the driver itself fails."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.db import connection
+
+from tests.conftest import free_port
+
+
+@pytest.fixture
+def database_down(transactional_db) -> Iterator[None]:
+    saved = dict(connection.settings_dict)
+    connection.close()
+    if connection.vendor == "sqlite":
+        connection.settings_dict["NAME"] = "/nonexistent/inbox/db.sqlite3"
+    else:
+        connection.settings_dict["PORT"] = free_port()
+    try:
+        yield
+    finally:
+        connection.close()
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+
+
+def test_the_api_answers_json_503_with_retry_after(client, database_down):
+    response = client.get("/api/v1/items", HTTP_AUTHORIZATION="Token whatever")
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/json"
+    assert response["Retry-After"] == "5"
+    body = response.json()
+    assert body["error"] == "service_unavailable" and body["component"] == "database"
+    assert "nonexistent" not in response.content.decode()
+
+
+@pytest.fixture
+def signed_in(transactional_db, client, alice):
+    client.force_login(alice)
+    return client
+
+
+def test_a_signed_in_approver_gets_503_not_500(signed_in, database_down):
+    api = signed_in.post("/api/v1/items/1/decision", {"status": "cancelled"}, content_type="application/json")
+    assert api.status_code == 503 and api.json()["component"] == "database"
+    page = signed_in.get("/inbox/")
+    assert page.status_code == 503 and page["Content-Type"].startswith("text/html")
+    assert page["Retry-After"] == "5" and "Temporarily unavailable" in page.content.decode()
+
+
+def test_healthz_names_the_database_and_nothing_more(client, database_down):
+    response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["database"] == "down"
+    assert "nonexistent" not in response.content.decode()
