@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.models import Agent
 from inbox.models import InboxItem, NotificationPreference, Run
@@ -20,11 +20,14 @@ def visible_agents(user) -> QuerySet[Agent]:
 
 
 def visible_items(user) -> QuerySet[InboxItem]:
+    """An item is its agent's teams' to see, unless a policy routed it to another team: then that team's."""
     if not user.is_authenticated:
         return InboxItem.objects.none()
     items = InboxItem.objects.all()
     if not user.is_staff:
-        items = items.filter(agent__in=visible_agents(user))
+        items = items.filter(
+            Q(routed_team__isnull=True, agent__in=visible_agents(user)) | Q(routed_team__in=user.groups.all())
+        )
     return items
 
 
@@ -33,16 +36,20 @@ def visible_runs(user) -> QuerySet[Run]:
         return Run.objects.none()
     runs = Run.objects.all()
     if not user.is_staff:
-        runs = runs.filter(agent__in=visible_agents(user))
+        routed_here = InboxItem.objects.filter(run=OuterRef("pk"), routed_team__in=user.groups.all())
+        runs = runs.filter(Q(agent__in=visible_agents(user)) | Exists(routed_here))
     return runs
 
 
-def approvers_of(agent_id: int) -> QuerySet:
-    """Who can decide the agent's items: members of its teams, or staff when it has no team. Users who
-    turned email off are left out."""
+def approvers_of(agent_id: int, *, team_id: int | None = None) -> QuerySet:
+    """Who can decide the agent's items: members of its teams (or of ``team_id``, the team a policy routed
+    them to), or staff when it has no team. Users who turned email off are left out."""
     User = get_user_model()
     users = User.objects.filter(is_active=True).exclude(email="")
-    teams = list(Group.objects.filter(agents__pk=agent_id).values_list("pk", flat=True))
+    if team_id is not None:
+        teams = [team_id]
+    else:
+        teams = list(Group.objects.filter(agents__pk=agent_id).values_list("pk", flat=True))
     users = users.filter(groups__in=teams) if teams else users.filter(is_staff=True)
     users = users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.OFF)
     return users.distinct().order_by("pk")

@@ -254,7 +254,7 @@ def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
     approvals the decision service counts: resolved, non-denying decisions still marked ``counts``."""
     from inbox.decisions.services import is_denial
 
-    required = max(1, item.agent.approvals_required)
+    required = item.required_approvals
     if required < 2:
         return None
     votes = [d for d in decisions if d.counts and d.status == "resolved" and not is_denial(d.payload)]

@@ -154,6 +154,12 @@ class InboxItem(models.Model):
     # The TOOL_CALL_RESULT from the resumed run: {"content", "messageId", "runId"}.
     tool_result = RowsJSONField(null=True, blank=True)
     tool_result_at = models.DateTimeField(null=True, blank=True)
+    # Set by an auto-decision policy (inbox.policies): a raised quorum for this item, and the team it was
+    # routed to (that team decides it instead of the agent's teams).
+    approvals_required = models.PositiveSmallIntegerField(null=True, blank=True)
+    routed_team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="routed_items", db_index=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -187,6 +193,11 @@ class InboxItem(models.Model):
     @property
     def tool_name(self) -> str:
         return (self.tool_call or {}).get("name", "")
+
+    @property
+    def required_approvals(self) -> int:
+        """How many distinct approvers must approve: the agent's quorum, or more if a policy raised it."""
+        return max(1, self.agent.approvals_required, self.approvals_required or 0)
 
     @property
     def offers_edits(self) -> bool:
@@ -354,3 +365,7 @@ class TeamWebhook(models.Model):
 
     def __str__(self) -> str:
         return f"{self.team_id} → {self.url}"
+
+
+# Auto-decision policies live in their own package; import them here so Django registers them with the app.
+from inbox.policies.models import Policy, PolicyMatch  # noqa: E402, F401

@@ -128,10 +128,10 @@ def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem]) -> byt
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def _recipients(agent: Agent, mode: str) -> list[Any]:
+def _recipients(agent: Agent, mode: str, *, team_id: int | None = None) -> list[Any]:
     """Who decides the agent's items (its teams, or staff when it has none; see ``approvers_of``) and wants
     mail in ``mode``. No preference row means the model default: immediate."""
-    users = approvers_of(agent.pk)
+    users = approvers_of(agent.pk, team_id=team_id)
     if mode == NotificationPreference.Mode.IMMEDIATE:
         return list(users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.DIGEST))
     return list(users.filter(inbox_prefs__email_mode=mode))
@@ -177,13 +177,14 @@ def notify_new_runs(run_ids: list[int]) -> int:
         .select_related("agent", "thread", "run")
         .order_by("agent_id", "run_id", "position")
     )
-    by_agent: dict[int, list[InboxItem]] = defaultdict(list)
+    # One announcement per agent and team: items a policy routed to another team go to that team.
+    by_agent: dict[tuple[int, int | None], list[InboxItem]] = defaultdict(list)
     for item in items:
-        by_agent[item.agent_id].append(item)
+        by_agent[(item.agent_id, item.routed_team_id)].append(item)
     sent = 0
-    for agent_items in by_agent.values():
+    for (_, routed_team_id), agent_items in by_agent.items():
         try:
-            sent += _announce(agent_items[0].agent, agent_items)
+            sent += _announce(agent_items[0].agent, agent_items, routed_team_id=routed_team_id)
         except Exception:
             runs = {item.run_id for item in agent_items}
             Run.objects.filter(pk__in=runs).update(notified_at=None)
@@ -191,18 +192,19 @@ def notify_new_runs(run_ids: list[int]) -> int:
     return sent
 
 
-def _announce(agent: Agent, agent_items: list[InboxItem]) -> int:
+def _announce(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> int:
     """Email first, then queue the webhooks: if the mail server fails, the runs are released and retried
     without the webhooks having gone out twice (each delivery then retries on its own)."""
-    sent = _email_announcement(agent, agent_items)
-    for webhook in TeamWebhook.objects.filter(team__in=agent.teams.all(), enabled=True).select_related("team"):
+    sent = _email_announcement(agent, agent_items, routed_team_id=routed_team_id)
+    teams = [routed_team_id] if routed_team_id is not None else agent.teams.all()
+    for webhook in TeamWebhook.objects.filter(team__in=teams, enabled=True).select_related("team"):
         body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
         deliver_webhook.delay(webhook.pk, body.decode())
     return sent
 
 
-def _email_announcement(agent: Agent, agent_items: list[InboxItem]) -> int:
-    recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE)
+def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> int:
+    recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE, team_id=routed_team_id)
     if not recipients:
         return 0
     count = len(agent_items)
@@ -305,9 +307,10 @@ def send_digests() -> int:
         if not claimed:
             continue
         # The agents this user decides for: those of their teams, and (staff) those with no team at all.
-        deciding = Q(agent__teams__in=pref.user.groups.all())
+        groups = pref.user.groups.all()
+        deciding = Q(routed_team__isnull=True, agent__teams__in=groups) | Q(routed_team__in=groups)
         if pref.user.is_staff:
-            deciding |= Q(agent__teams__isnull=True)
+            deciding |= Q(routed_team__isnull=True, agent__teams__isnull=True)
         items = list(
             InboxItem.objects.filter(
                 deciding,
