@@ -4,6 +4,7 @@ from django.urls import path
 
 from inbox.decisions import views as decision_views
 from inbox.listing import views as listing_views
+from inbox.policies import views as policy_views
 from inbox.teams import views as team_views
 
 app_name = "inbox"
@@ -23,4 +24,10 @@ urlpatterns = [
     path("inbox/runs/<int:pk>/live/", listing_views.run_live, name="run_live"),
     path("inbox/threads/<int:pk>/", listing_views.thread_detail, name="thread"),
     path("inbox/settings/notifications/", team_views.notification_settings, name="notification_settings"),
+    path("policies/", policy_views.policy_list, name="policies"),
+    path("policies/new/", policy_views.policy_new, name="policy_new"),
+    path("policies/stats/", policy_views.policy_stats, name="policy_stats"),
+    path("policies/<int:pk>/", policy_views.policy_detail, name="policy"),
+    path("policies/<int:pk>/edit/", policy_views.policy_edit, name="policy_edit"),
+    path("policies/<int:pk>/promote/", policy_views.policy_promote_view, name="policy_promote"),
 ]
