@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from inbox.decisions import link_views
 from inbox.decisions import views as decision_views
 from inbox.listing import views as listing_views
 from inbox.policies import views as policy_views
@@ -17,6 +18,7 @@ urlpatterns = [
     path("inbox/items/<int:pk>/release/", team_views.item_release, name="item_release"),
     path("inbox/items/<int:pk>/assign/", team_views.item_assign, name="item_assign"),
     path("inbox/items/<int:pk>/comments/", team_views.item_comment, name="item_comment"),
+    path("inbox/decide/<str:token>/", link_views.decision_link, name="decision_link"),
     path("inbox/bulk/", decision_views.bulk_decide, name="bulk_decide"),
     path("inbox/runs/<int:pk>/comments/", team_views.run_comment, name="run_comment"),
     path("inbox/runs/<int:pk>/", listing_views.run_detail, name="run"),

@@ -112,8 +112,22 @@ def item_summary(item: InboxItem) -> dict[str, Any]:
     }
 
 
-def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem]) -> bytes:
-    summaries = [item_summary(item) for item in items]
+def with_decision_links(summary: dict[str, Any], item: InboxItem, **bound_to: Any) -> dict[str, Any]:
+    """The summary plus ``decisionUrls`` ({"approve", "deny"}, absolute) for a yes/no item: signed,
+    single-use links bound to one recipient (``user=``) or one team (``team_id=``); see inbox.decisions.links."""
+    from inbox.decisions.links import links_for
+
+    links = links_for(item, **bound_to)
+    if links is None:
+        return summary
+    return {**summary, "decisionUrls": {action: absolute_url(path) for action, path in links.items()}}
+
+
+def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem], team_id: int | None = None) -> bytes:
+    summaries = [
+        with_decision_links(item_summary(item), item, team_id=team_id) if team_id is not None else item_summary(item)
+        for item in items
+    ]
     lines = [f"{len(items)} new item(s) from {agent.name or agent.slug} need a decision:"]
     lines += [f"• {s['toolName'] or s['reason']}: {s['message'] or s['interruptId']} — {s['url']}" for s in summaries]
     body = {
@@ -198,7 +212,7 @@ def _announce(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int
     sent = _email_announcement(agent, agent_items, routed_team_id=routed_team_id)
     teams = [routed_team_id] if routed_team_id is not None else agent.teams.all()
     for webhook in TeamWebhook.objects.filter(team__in=teams, enabled=True).select_related("team"):
-        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
+        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items, team_id=webhook.team_id)
         deliver_webhook.delay(webhook.pk, body.decode())
     return sent
 
@@ -213,7 +227,21 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_te
     if count > 1:
         subject = f"[Inbox] {count} new items from {agent.name or agent.slug}"
     summaries = [item_summary(item) for item in agent_items]
-    messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
+    messages = [
+        _email(
+            user,
+            subject,
+            "new_items",
+            {
+                "agent": agent,
+                "items": [
+                    with_decision_links(summary, item, user=user)
+                    for summary, item in zip(summaries, agent_items, strict=True)
+                ],
+            },
+        )
+        for user in recipients
+    ]
     sent = get_connection().send_messages(messages) or 0
     emailed = sorted(user.get_username() for user in recipients)
     audit(
@@ -326,7 +354,9 @@ def send_digests() -> int:
             continue
         groups: dict[str, list[dict]] = defaultdict(list)
         for item in items:
-            groups[item.agent.name or item.agent.slug].append(item_summary(item))
+            groups[item.agent.name or item.agent.slug].append(
+                with_decision_links(item_summary(item), item, user=pref.user)
+            )
         subject = f"[Inbox] Digest: {len(items)} item(s) waiting for a decision"
         message = _email(pref.user, subject, "digest", {"groups": dict(groups), "count": len(items), "since": since})
         sent += message.send() or 0
