@@ -233,3 +233,6 @@ class TeamWebhookAdmin(admin.ModelAdmin):
     list_filter = ("enabled", "team")
     search_fields = ("url", "team__name")
     list_select_related = ("team",)
+
+
+from inbox.sso import admin as sso_admin  # noqa: E402, F401  (registers the SSO models)

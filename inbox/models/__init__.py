@@ -370,3 +370,4 @@ class TeamWebhook(models.Model):
 # Auto-decision policies live in their own package; import them here so Django registers them with the app.
 from inbox.decisions.link_models import DecisionLinkUse  # noqa: E402, F401
 from inbox.policies.models import Policy, PolicyMatch  # noqa: E402, F401
+from inbox.sso.models import SSOIdentity, TeamClaimMapping  # noqa: E402, F401
