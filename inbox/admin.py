@@ -235,4 +235,5 @@ class TeamWebhookAdmin(admin.ModelAdmin):
     list_select_related = ("team",)
 
 
+from inbox.policies import admin as policies_admin  # noqa: E402, F401  (registers policies, link uses)
 from inbox.sso import admin as sso_admin  # noqa: E402, F401  (registers the SSO models)

@@ -262,10 +262,11 @@ def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
 
 
 def assignable_users(item: InboxItem) -> list:
-    """Who an item can be handed to: active members of its agent's teams, and staff (who see everything)."""
+    """Who an item can be handed to: active members of its agent's teams (or of the team a policy routed it
+    to), and staff (who see everything)."""
     from django.contrib.auth import get_user_model
 
-    teams = item.agent.teams.all()
+    teams = [item.routed_team_id] if item.routed_team_id else item.agent.teams.all()
     return list(
         get_user_model()
         .objects.filter(is_active=True)

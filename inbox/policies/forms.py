@@ -11,6 +11,7 @@ from django.contrib.auth.models import Group
 
 from agents.models import Agent
 from inbox.policies.models import Policy
+from inbox.policies.services import EDITABLE
 
 # Service error path → form field.
 ERROR_FIELDS = {"toolName": "tool_name", "matchSchema": "match_schema", "routeTeam": "route_team"}
@@ -29,23 +30,7 @@ class PolicyForm(forms.ModelForm):
 
     class Meta:
         model = Policy
-        fields = [
-            "name",
-            "description",
-            "agent",
-            "team",
-            "position",
-            "enabled",
-            "reason",
-            "tool_name",
-            "subject",
-            "match_schema",
-            "action",
-            "approvals",
-            "route_team",
-            "counts_as_approver",
-            "mode",
-        ]
+        fields = list(EDITABLE)
         widgets = {"description": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -36,6 +36,19 @@ class Provider:
     def issuer(self) -> str:
         return f"{self.url}/o"
 
+    def allow(self, *uris: str) -> None:
+        """Register more redirect URIs with the provider (a live server's, on its own port)."""
+        self._run("allow", *uris)
+
+    def _run(self, *args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "tests.sso_provider.run", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+        )
+
     def user(self, username: str, *groups: str, password: str = "provider-pass") -> None:
         """Create or reset a user at the provider with exactly these groups."""
         subprocess.run(

@@ -2,6 +2,7 @@
 
     python -m tests.sso_provider.run serve PORT REDIRECT_URI [REDIRECT_URI...]
     python -m tests.sso_provider.run user USERNAME PASSWORD EMAIL [GROUP...]   # create or reset, with exactly these groups
+    python -m tests.sso_provider.run allow URI [URI...]   # also accept these redirect / post-logout URIs
 
 Environment: SSO_PROVIDER_DB (SQLite path), SSO_PROVIDER_KEY (RSA private key, PEM). The OIDC client is
 ``inbox-client`` / ``inbox-secret`` (confidential, authorization code, RS256, no consent screen)."""
@@ -61,10 +62,22 @@ def user(username: str, password: str, email: str, groups: list[str]) -> None:
     account.groups.set([Group.objects.get_or_create(name=name)[0] for name in groups])
 
 
+def allow(uris: list[str]) -> None:
+    _setup()
+    from oauth2_provider.models import Application
+
+    app = Application.objects.get(client_id=CLIENT_ID)
+    app.redirect_uris = " ".join(dict.fromkeys(app.redirect_uris.split() + uris))
+    app.post_logout_redirect_uris = " ".join(dict.fromkeys(app.post_logout_redirect_uris.split() + uris))
+    app.save(update_fields=["redirect_uris", "post_logout_redirect_uris"])
+
+
 if __name__ == "__main__":
     command, *args = sys.argv[1:]
     if command == "serve":
         serve(int(args[0]), args[1:])
+    elif command == "allow":
+        allow(args)
     elif command == "user":
         user(args[0], args[1], args[2], args[3:])
     else:
