@@ -311,3 +311,26 @@ SPECTACULAR_SETTINGS.update(
         "REDOC_DIST": "SIDECAR",
     }
 )
+
+# --- Single sign-on: OpenID Connect (pol) ---
+# SSO is on when OIDC_ISSUER is set; the provider's endpoints come from its discovery document.
+OIDC_ISSUER = env_str("OIDC_ISSUER")
+OIDC_RP_CLIENT_ID = env_str("OIDC_CLIENT_ID")
+OIDC_RP_CLIENT_SECRET = env_str("OIDC_CLIENT_SECRET")
+OIDC_RP_SIGN_ALGO = env_str("OIDC_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = env_str("OIDC_SCOPES", "openid email profile groups")
+OIDC_PROVIDER_NAME = env_str("OIDC_PROVIDER_NAME", "single sign-on")
+# The claim team membership follows (mapped per team in the admin: SSO → Team claim mappings).
+OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
+OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0)
+OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
+OIDC_STORE_ID_TOKEN = True  # for logging out at the provider too
+OIDC_AUTHENTICATE_CLASS = "inbox.sso.views.SSOAuthenticate"
+OIDC_CALLBACK_CLASS = "inbox.sso.views.SSOCallback"
+LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
+# Local passwords: on for the embedded default; INBOX_LOCAL_LOGIN=0 leaves SSO as the only way in.
+INBOX_LOCAL_LOGIN = env_bool("INBOX_LOCAL_LOGIN", True)
+# django-axes' backend goes first, so a locked-out username is refused before any password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "inbox.sso.backend.InboxOIDCBackend"] + (
+    ["django.contrib.auth.backends.ModelBackend"] if INBOX_LOCAL_LOGIN else []
+)

@@ -1,10 +1,10 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.health import healthz
+from inbox.sso import views as sso_views
 
 handler500 = "config.unavailable.server_error"
 
@@ -12,8 +12,9 @@ urlpatterns = [
     path("", RedirectView.as_view(url="/inbox/", permanent=False)),
     path("healthz", healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/login/", sso_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", sso_views.LogoutView.as_view(), name="logout"),
+    path("oidc/", include("mozilla_django_oidc.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/v1/", include("inbox.api_urls")),

@@ -7,7 +7,7 @@
 - **Deciding.** Whoever sees an item may decide it, unless someone else holds it (``InboxItem.held_by_other``):
   then only the holder, or staff (an override the decision service audits), may decide it, release the
   claim or reassign it (``locked_by_claim``). Who is *asked* to decide (mail, digests) is the agent's team
-  members, or staff when the agent has no team (``approvers_of`` / ``deciding_agents``).
+  members, or staff when the agent has no team (``approvers_of`` / ``deciding_items_q``).
 
 What counts as a denial and as a decided status are ``inbox.models.is_denial`` / ``InboxItem.is_denial``
 and ``InboxItem.DECIDED`` / ``InboxItem.is_decided``.
@@ -19,7 +19,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.models import Agent
 from inbox.models import AuditEvent, Decision, InboxItem, NotificationPreference, Resume, Run, Thread
@@ -48,11 +48,26 @@ def _of_visible_agents(user: Any, queryset: QuerySet, agent_path: str = "agent")
 
 
 def visible_items(user: Any) -> QuerySet[InboxItem]:
-    return _of_visible_agents(user, InboxItem.objects.all())
+    """An item is its agent's teams' to see, unless a policy routed it to another team: then that team's."""
+    if not user.is_authenticated:
+        return InboxItem.objects.none()
+    items = InboxItem.objects.all()
+    if sees_everything(user):
+        return items
+    return items.filter(
+        Q(routed_team__isnull=True, agent__in=visible_agents(user)) | Q(routed_team__in=user.groups.all())
+    )
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
-    return _of_visible_agents(user, Run.objects.all())
+    """A run is its agent's teams' to see, and also the team's that a policy routed one of its items to."""
+    if not user.is_authenticated:
+        return Run.objects.none()
+    runs = Run.objects.all()
+    if sees_everything(user):
+        return runs
+    routed_here = InboxItem.objects.filter(run=OuterRef("pk"), routed_team__in=user.groups.all())
+    return runs.filter(Q(agent__in=visible_agents(user)) | Exists(routed_here))
 
 
 def visible_threads(user: Any) -> QuerySet[Thread]:
@@ -99,21 +114,25 @@ def overrides_claim(user: Any, item: InboxItem) -> bool:
     return item.held_by_other(user) and sees_everything(user)
 
 
-def deciding_agents(user: Any) -> QuerySet[Agent]:
-    """The agents ``user`` is asked to decide for: those of their teams, and (staff) those with no team.
-    The other direction of ``approvers_of``."""
-    deciding = Q(teams__in=user.groups.all())
+def deciding_items_q(user: Any) -> Q:
+    """The items ``user`` is asked to decide, as a filter on InboxItem: those of their teams' agents, those a
+    policy routed to their teams, and (staff) those of agents with no team."""
+    groups = user.groups.all()
+    deciding = Q(routed_team__isnull=True, agent__teams__in=groups) | Q(routed_team__in=groups)
     if user.is_staff:
-        deciding |= Q(teams__isnull=True)
-    return Agent.objects.filter(deciding).distinct()
+        deciding |= Q(routed_team__isnull=True, agent__teams__isnull=True)
+    return deciding
 
 
-def approvers_of(agent_id: int) -> QuerySet:
-    """Who can decide the agent's items: members of its teams, or staff when it has no team. Users who
-    turned email off are left out."""
+def approvers_of(agent_id: int, *, team_id: int | None = None) -> QuerySet:
+    """Who can decide the agent's items: members of its teams (or of ``team_id``, the team a policy routed
+    them to), or staff when it has no team. Users who turned email off are left out."""
     User = get_user_model()
     users = User.objects.filter(is_active=True).exclude(email="")
-    teams = list(Group.objects.filter(agents__pk=agent_id).values_list("pk", flat=True))
+    if team_id is not None:
+        teams = [team_id]
+    else:
+        teams = list(Group.objects.filter(agents__pk=agent_id).values_list("pk", flat=True))
     users = users.filter(groups__in=teams) if teams else users.filter(is_staff=True)
     users = users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.OFF)
     return users.distinct().order_by("pk")

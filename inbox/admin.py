@@ -294,3 +294,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
                 data={"prefix": token.prefix},
             )
         self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)
+
+
+from inbox.policies import admin as policies_admin  # noqa: E402, F401  (registers policies, link uses)
+from inbox.sso import admin as sso_admin  # noqa: E402, F401  (registers the SSO models)

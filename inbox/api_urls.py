@@ -6,6 +6,7 @@ from inbox.conformance import api as conformance
 from inbox.decisions import api as decisions
 from inbox.ingest import api as ingest
 from inbox.listing import api as listing
+from inbox.policies import api as policies
 from inbox.resumes import api as resumes
 from inbox.teams import api as teams
 
@@ -25,4 +26,6 @@ urlpatterns = [
     path("items/<int:pk>/comments", teams.CommentsApi.as_view(target="item"), name="api-item-comments"),
     path("runs/<int:pk>/comments", teams.CommentsApi.as_view(target="run"), name="api-run-comments"),
     path("runs/<int:pk>/resume/retry", resumes.ResumeRetryApi.as_view(), name="api-run-resume-retry"),
+    path("policies", policies.PolicyListApi.as_view(), name="api-policies"),
+    path("policies/<int:pk>", policies.PolicyDetailApi.as_view(), name="api-policy"),
 ]

@@ -29,3 +29,6 @@ def max_interrupts_per_run() -> int:
 MAX_JSON_DEPTH = 64  # nesting of any JSON value an agent or a person sends (arrays and objects)
 MAX_SCHEMA_DEPTH = 32  # nesting of a responseSchema, counted the same way
 MAX_ID_LENGTH = 255  # characters of threadId, runId, parentRunId, an interrupt's id, reason and toolCallId
+MAX_POLICY_SCHEMA_BYTES = 16 * 1024  # serialized size of an auto-decision policy's match schema
+MAX_POLICY_SCHEMA_DEPTH = 32  # nesting of that schema
+MAX_POLICY_PATTERN = 200  # characters of one pattern in it (matched with RE2)

@@ -2,8 +2,10 @@
 
 from django.urls import path
 
+from inbox.decisions import link_views
 from inbox.decisions import views as decision_views
 from inbox.listing import views as listing_views
+from inbox.policies import views as policy_views
 from inbox.teams import views as team_views
 
 app_name = "inbox"
@@ -16,6 +18,7 @@ urlpatterns = [
     path("inbox/items/<int:pk>/release/", team_views.item_release, name="item_release"),
     path("inbox/items/<int:pk>/assign/", team_views.item_assign, name="item_assign"),
     path("inbox/items/<int:pk>/comments/", team_views.item_comment, name="item_comment"),
+    path("inbox/decide/<str:token>/", link_views.decision_link, name="decision_link"),
     path("inbox/bulk/", decision_views.bulk_decide, name="bulk_decide"),
     path("inbox/runs/<int:pk>/comments/", team_views.run_comment, name="run_comment"),
     path("inbox/runs/<int:pk>/", listing_views.run_detail, name="run"),
@@ -23,4 +26,10 @@ urlpatterns = [
     path("inbox/runs/<int:pk>/live/", listing_views.run_live, name="run_live"),
     path("inbox/threads/<int:pk>/", listing_views.thread_detail, name="thread"),
     path("inbox/settings/notifications/", team_views.notification_settings, name="notification_settings"),
+    path("policies/", policy_views.policy_list, name="policies"),
+    path("policies/new/", policy_views.policy_new, name="policy_new"),
+    path("policies/stats/", policy_views.policy_stats, name="policy_stats"),
+    path("policies/<int:pk>/", policy_views.policy_detail, name="policy"),
+    path("policies/<int:pk>/edit/", policy_views.policy_edit, name="policy_edit"),
+    path("policies/<int:pk>/promote/", policy_views.policy_promote_view, name="policy_promote"),
 ]

@@ -4,7 +4,7 @@
 visibility (404), a valid status, the item still open (409 ``not_open``), not past ``expiresAt``
 (409 ``expired``, checked now, not by the sweep), the claim (only the holder or staff decide a claimed
 item), no self-approval, the payload valid against the item's ``responseSchema`` (400 with jsonschema paths),
-then the quorum: ``Agent.approvals_required`` distinct approvers must approve the same answer; a deny or a
+then the quorum: ``InboxItem.required_approvals`` (the agent's, or more if a policy raised it) distinct approvers must approve the same answer; a deny or a
 cancel from any of them decides at once; an approval with a different answer restarts the count.
 
 Rows are locked run first, then item, so that two decisions on sibling items of one run serialize and
@@ -13,6 +13,7 @@ the one that closes the run's last open item sees the others and creates the res
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass, field
@@ -241,8 +242,32 @@ def check_visible(item_id: int, user) -> None:
         raise DecisionError(404, "not_found", "No such item.")
 
 
+@dataclass(frozen=True)
+class DecidedBy:
+    """Who decides besides a person: an auto-decision policy (inbox.policies) acting through its service
+    account. ``counts_as_approver`` says whether its approval is one of a quorum's approvals."""
+
+    label: str
+    audit_data: dict
+    counts_as_approver: bool
+
+
 def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, comment: str = "") -> DecisionOutcome:
     check_visible(item_id, user)
+    return _decide(item_id=item_id, user=user, status=status, payload=payload, comment=comment)
+
+
+def decision_by_policy(
+    *, item_id: int, user, status: str, payload: Any, comment: str, decided_by: DecidedBy
+) -> DecisionOutcome:
+    """An auto-decision policy decides: the same rules as a person (open, expiry, claims, schema, quorum),
+    with the policy's service account as the decider. The policy's scope replaces visibility."""
+    return _decide(item_id=item_id, user=user, status=status, payload=payload, comment=comment, decided_by=decided_by)
+
+
+def _decide(
+    *, item_id: int, user, status: Any, payload: Any, comment: str, decided_by: DecidedBy | None = None
+) -> DecisionOutcome:
     check_status(status, payload)
     comment = (comment or "").strip()
     check_comment_length(comment, limit=MAX_DECISION_COMMENT, path="comment")
@@ -276,7 +301,14 @@ def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, com
             if payload_error is not None:
                 raise payload_error
             outcome = _apply(
-                item=item, user=user, status=status, payload=payload, comment=comment, now=now, overrode=overrode
+                item=item,
+                user=user,
+                status=status,
+                payload=payload,
+                comment=comment,
+                now=now,
+                overrode=overrode,
+                decided_by=decided_by,
             )
     if expired_now:
         if lapsed_sibling:
@@ -330,9 +362,44 @@ def _expire_on_decide(*, item: InboxItem, now) -> None:
     expire_runs(run_ids=[item.run_id], now=now)
 
 
-def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, now, overrode: bool) -> DecisionOutcome:
-    required = max(1, item.agent.approvals_required)
+def _apply(
+    *,
+    item: InboxItem,
+    user,
+    status: str,
+    payload: Any,
+    comment: str,
+    now,
+    overrode: bool,
+    decided_by: DecidedBy | None = None,
+) -> DecisionOutcome:
+    required = item.required_approvals
     approving = status == Decision.Status.RESOLVED and not is_denial(payload)
+    actor = Actor.for_user(user)
+    if decided_by is not None:
+        actor = dataclasses.replace(actor, label=decided_by.label)
+    if approving and required > 1 and decided_by is not None and not decided_by.counts_as_approver:
+        # A policy's approval is one of the quorum only when the policy says so: otherwise it is on record
+        # and the item still waits for every approval from people.
+        decision = Decision.objects.create(
+            item=item, user=user, status=status, payload=payload, comment=comment, counts=False, created_at=now
+        )
+        approvals = item.decisions.filter(counts=True, status=Decision.Status.RESOLVED).count()
+        audit(
+            actor=actor,
+            verb="item.approval_recorded",
+            obj=item,
+            data={
+                "status": status,
+                "payload": payload,
+                "comment": comment,
+                "counted": False,
+                "approvals": approvals,
+                "required": required,
+                **decided_by.audit_data,
+            },
+        )
+        return DecisionOutcome(item=item, decision=decision, closed=False, approvals=approvals, required=required)
     if approving and required > 1:
         votes = list(item.decisions.filter(counts=True, status=Decision.Status.RESOLVED))
         same = [vote for vote in votes if _canonical(vote.payload) == _canonical(payload)]
@@ -360,13 +427,13 @@ def _apply(*, item: InboxItem, user, status: str, payload: Any, comment: str, no
         final=approvals >= required,
         created_at=now,
     )
-    actor = Actor.for_user(user)
     data = {
         "status": status,
         "payload": decision.payload,
         "comment": comment,
         "approvals": approvals,
         "required": required,
+        **(decided_by.audit_data if decided_by is not None else {}),
     }
     if overrode:
         data["overrodeClaimOf"] = item.claimed_by.get_username()

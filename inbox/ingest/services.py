@@ -16,6 +16,7 @@ from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
 from inbox.models import InboxItem, Run, Thread
+from inbox.policies.services import apply_policies_at_ingest
 
 
 @dataclass
@@ -222,6 +223,8 @@ def _run_ingest_once(
             for item in items
         ]
     )
+    # Auto-decision policies (inbox.policies), after the contract checks and in this same transaction.
+    apply_policies_at_ingest(run=run, items=items)
     _after_ingest(run=run, items=items)
     # The caller serializes the run with its items: hand them over instead of querying them again.
     run.ingested_items = items  # type: ignore[attr-defined]  # read by inbox.listing.serializers

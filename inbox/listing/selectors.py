@@ -261,7 +261,7 @@ class Quorum:
 def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
     """The item's quorum when its agent asks for more than one approver; None otherwise. Counts the
     approvals the decision service counts: resolved, non-denying decisions still marked ``counts``."""
-    required = max(1, item.agent.approvals_required)
+    required = item.required_approvals
     if required < 2:
         return None
     votes = [d for d in decisions if d.counts and d.is_approval]
@@ -269,10 +269,11 @@ def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
 
 
 def assignable_users(item: InboxItem) -> list:
-    """Who an item can be handed to: active members of its agent's teams, and staff (who see everything)."""
+    """Who an item can be handed to: active members of its agent's teams (or of the team a policy routed it
+    to), and staff (who see everything)."""
     from django.contrib.auth import get_user_model
 
-    teams = item.agent.teams.all()
+    teams = [item.routed_team_id] if item.routed_team_id else item.agent.teams.all()
     return list(
         get_user_model()
         .objects.filter(is_active=True)

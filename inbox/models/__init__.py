@@ -170,6 +170,12 @@ class InboxItem(models.Model):
     # The TOOL_CALL_RESULT from the resumed run: {"content", "messageId", "runId"}.
     tool_result = RowsJSONField(null=True, blank=True)
     tool_result_at = models.DateTimeField(null=True, blank=True)
+    # Set by an auto-decision policy (inbox.policies): a raised quorum for this item, and the team it was
+    # routed to (that team decides it instead of the agent's teams).
+    approvals_required = models.PositiveSmallIntegerField(null=True, blank=True)
+    routed_team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.SET_NULL, related_name="routed_items", db_index=False
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -227,6 +233,11 @@ class InboxItem(models.Model):
     @property
     def tool_name(self) -> str:
         return (self.tool_call or {}).get("name", "")
+
+    @property
+    def required_approvals(self) -> int:
+        """How many distinct approvers must approve: the agent's quorum, or more if a policy raised it."""
+        return max(1, self.agent.approvals_required, self.approvals_required or 0)
 
     @property
     def offers_edits(self) -> bool:
@@ -456,3 +467,9 @@ class ApiToken(models.Model):
         raw = cls.PREFIX + secrets.token_urlsafe(32)
         token = cls.objects.create(user=user, token_hash=hash_token(raw), prefix=raw[:12], label=label)
         return token, raw
+
+
+# Auto-decision policies live in their own package; import them here so Django registers them with the app.
+from inbox.decisions.link_models import DecisionLinkUse  # noqa: E402, F401
+from inbox.policies.models import Policy, PolicyMatch  # noqa: E402, F401
+from inbox.sso.models import SSOIdentity, TeamClaimMapping  # noqa: E402, F401

@@ -31,7 +31,8 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from agents.models import Agent
-from inbox.access import approvers_of, deciding_agents
+from inbox import access
+from inbox.access import approvers_of
 from inbox.audit.record import Actor, audit
 from inbox.core import background
 from inbox.core.sql import id_set, update_returning
@@ -111,8 +112,22 @@ def item_summary(item: InboxItem) -> dict[str, Any]:
     }
 
 
-def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem]) -> bytes:
-    summaries = [item_summary(item) for item in items]
+def with_decision_links(summary: dict[str, Any], item: InboxItem, **bound_to: Any) -> dict[str, Any]:
+    """The summary plus ``decisionUrls`` ({"approve", "deny"}, absolute) for a yes/no item: signed,
+    single-use links bound to one recipient (``user=``) or one team (``team_id=``); see inbox.decisions.links."""
+    from inbox.decisions.links import links_for
+
+    links = links_for(item, **bound_to)
+    if links is None:
+        return summary
+    return {**summary, "decisionUrls": {action: absolute_url(path) for action, path in links.items()}}
+
+
+def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem], team_id: int | None = None) -> bytes:
+    summaries = [
+        with_decision_links(item_summary(item), item, team_id=team_id) if team_id is not None else item_summary(item)
+        for item in items
+    ]
     lines = [f"{len(items)} new item(s) from {agent.name or agent.slug} need a decision:"]
     lines += [f"• {s['toolName'] or s['reason']}: {s['message'] or s['interruptId']} — {s['url']}" for s in summaries]
     body = {
@@ -127,10 +142,10 @@ def webhook_body(*, agent: Agent, team_name: str, items: list[InboxItem]) -> byt
     return json.dumps(body, ensure_ascii=False).encode()
 
 
-def _recipients(agent: Agent, mode: str) -> list[Any]:
+def _recipients(agent: Agent, mode: str, *, team_id: int | None = None) -> list[Any]:
     """Who decides the agent's items (its teams, or staff when it has none; see ``approvers_of``) and wants
     mail in ``mode``. No preference row means the model default: immediate."""
-    users = approvers_of(agent.pk)
+    users = approvers_of(agent.pk, team_id=team_id)
     if mode == NotificationPreference.Mode.IMMEDIATE:
         return list(users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.DIGEST))
     return list(users.filter(inbox_prefs__email_mode=mode))
@@ -176,13 +191,14 @@ def notify_new_runs(run_ids: list[int]) -> int:
         .select_related("agent", "thread", "run")
         .order_by("agent_id", "run_id", "position")
     )
-    by_agent: dict[int, list[InboxItem]] = defaultdict(list)
+    # One announcement per agent and team: items a policy routed to another team go to that team.
+    by_agent: dict[tuple[int, int | None], list[InboxItem]] = defaultdict(list)
     for item in items:
-        by_agent[item.agent_id].append(item)
+        by_agent[(item.agent_id, item.routed_team_id)].append(item)
     sent = 0
-    for agent_items in by_agent.values():
+    for (_, routed_team_id), agent_items in by_agent.items():
         try:
-            sent += _announce(agent_items[0].agent, agent_items)
+            sent += _announce(agent_items[0].agent, agent_items, routed_team_id=routed_team_id)
         except Exception:
             runs = {item.run_id for item in agent_items}
             Run.objects.filter(pk__in=runs).update(notified_at=None)
@@ -190,18 +206,19 @@ def notify_new_runs(run_ids: list[int]) -> int:
     return sent
 
 
-def _announce(agent: Agent, agent_items: list[InboxItem]) -> int:
+def _announce(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> int:
     """Email first, then queue the webhooks: if the mail server fails, the runs are released and retried
     without the webhooks having gone out twice (each delivery then retries on its own)."""
-    sent = _email_announcement(agent, agent_items)
-    for webhook in TeamWebhook.objects.filter(team__in=agent.teams.all(), enabled=True).select_related("team"):
-        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items)
+    sent = _email_announcement(agent, agent_items, routed_team_id=routed_team_id)
+    teams = [routed_team_id] if routed_team_id is not None else agent.teams.all()
+    for webhook in TeamWebhook.objects.filter(team__in=teams, enabled=True).select_related("team"):
+        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items, team_id=webhook.team_id)
         deliver_webhook.delay(webhook.pk, body.decode())
     return sent
 
 
-def _email_announcement(agent: Agent, agent_items: list[InboxItem]) -> int:
-    recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE)
+def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> int:
+    recipients = _recipients(agent, NotificationPreference.Mode.IMMEDIATE, team_id=routed_team_id)
     if not recipients:
         return 0
     count = len(agent_items)
@@ -210,7 +227,21 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem]) -> int:
     if count > 1:
         subject = f"[Inbox] {count} new items from {agent.name or agent.slug}"
     summaries = [item_summary(item) for item in agent_items]
-    messages = [_email(user, subject, "new_items", {"agent": agent, "items": summaries}) for user in recipients]
+    messages = [
+        _email(
+            user,
+            subject,
+            "new_items",
+            {
+                "agent": agent,
+                "items": [
+                    with_decision_links(summary, item, user=user)
+                    for summary, item in zip(summaries, agent_items, strict=True)
+                ],
+            },
+        )
+        for user in recipients
+    ]
     sent = get_connection().send_messages(messages) or 0
     emailed = sorted(user.get_username() for user in recipients)
     audit(
@@ -305,7 +336,7 @@ def send_digests() -> int:
             continue
         items = list(
             InboxItem.objects.filter(
-                agent__in=deciding_agents(pref.user),
+                access.deciding_items_q(pref.user),
                 status=InboxItem.Status.OPEN,
                 created_at__gt=since,
                 created_at__lte=now,
@@ -318,7 +349,9 @@ def send_digests() -> int:
             continue
         groups: dict[str, list[dict]] = defaultdict(list)
         for item in items:
-            groups[item.agent.name or item.agent.slug].append(item_summary(item))
+            groups[item.agent.name or item.agent.slug].append(
+                with_decision_links(item_summary(item), item, user=pref.user)
+            )
         subject = f"[Inbox] Digest: {len(items)} item(s) waiting for a decision"
         message = _email(pref.user, subject, "digest", {"groups": dict(groups), "count": len(items), "since": since})
         sent += message.send() or 0

@@ -1,0 +1,163 @@
+"""Deciding from the notification: Approve / Deny links in new-item emails, digests and team webhooks.
+
+A link is offered only for items that need a yes or no (``tool_call`` and ``confirmation`` whose schema asks
+for nothing but ``approved``). Its token is signed (``django.core.signing``) and names the item, the action,
+the item's expiry and whom it is for: one recipient (email), or one team (a webhook's chat message; any
+member of that team may use it). Opening a link never decides (link scanners fetch URLs): it shows a
+confirmation page to the logged-in recipient, whose POST decides through ``decision_submit`` with every rule
+(visibility, claims, self-approval, expiry, quorum). A link works once: its use is recorded under a unique
+hash of the token before the decision is made.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from django.core import signing
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from inbox.audit.record import Actor, audit
+from inbox.decisions.link_models import DecisionLinkUse
+from inbox.decisions.services import DecisionError, DecisionOutcome, decision_submit, needs_form_input
+from inbox.models import InboxItem
+
+SALT = "inbox.decision-link"
+ACTIONS = {"approve": {"approved": True}, "deny": {"approved": False}}
+
+
+class LinkRefused(Exception):
+    """Why a link cannot be used; ``code`` drives the page (invalid, not_yours, used, expired, decided)."""
+
+    def __init__(self, code: str, message: str, *, item: InboxItem | None = None, status: int = 400):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.item = item
+        self.status = status
+
+
+@dataclass
+class DecisionLink:
+    token: str
+    item_id: int
+    action: str
+    user_id: int | None
+    team_id: int | None
+    expires_at: int
+
+    @property
+    def token_hash(self) -> str:
+        return hashlib.sha256(self.token.encode()).hexdigest()
+
+
+def offers_links(item: InboxItem) -> bool:
+    """A yes/no item: a bare Approve or Deny is a complete answer."""
+    return item.is_open and not needs_form_input(item)
+
+
+def make_token(*, item: InboxItem, action: str, user: Any = None, team_id: int | None = None) -> str:
+    if action not in ACTIONS or (user is None) == (team_id is None):
+        raise ValueError("a decision link is for approve/deny and for exactly one user or one team")
+    body: dict[str, Any] = {"i": item.pk, "a": action, "e": int(item.expires_at.timestamp()), "n": secrets.token_hex(4)}
+    if user is not None:
+        body["u"] = user.pk
+    else:
+        body["t"] = team_id
+    return signing.dumps(body, salt=SALT, compress=True)
+
+
+def link_path(token: str) -> str:
+    return reverse("inbox:decision_link", args=[token])
+
+
+def links_for(item: InboxItem, *, user: Any = None, team_id: int | None = None) -> dict[str, str] | None:
+    """``{"approve": path, "deny": path}`` for a yes/no item, else None."""
+    if not offers_links(item):
+        return None
+    return {action: link_path(make_token(item=item, action=action, user=user, team_id=team_id)) for action in ACTIONS}
+
+
+def read_link(token: str) -> DecisionLink:
+    try:
+        body = signing.loads(token, salt=SALT)
+        return DecisionLink(
+            token=token,
+            item_id=int(body["i"]),
+            action=body["a"] if body["a"] in ACTIONS else "",
+            user_id=body.get("u"),
+            team_id=body.get("t"),
+            expires_at=int(body["e"]),
+        )
+    except (signing.BadSignature, KeyError, TypeError, ValueError):
+        raise LinkRefused("invalid", "This decision link is not valid (it may have been cut short).") from None
+
+
+def check_link(link: DecisionLink, user: Any) -> InboxItem:
+    """Everything a link must pass before its page offers to decide; the item it decides."""
+    if not link.action:
+        raise LinkRefused("invalid", "This decision link is not valid.")
+    mine = link.user_id == user.pk if link.user_id is not None else user.groups.filter(pk=link.team_id).exists()
+    if not mine:
+        # Forwarded to someone else: it does nothing for them, and says nothing about the item.
+        raise LinkRefused(
+            "not_yours",
+            "This decision link was sent to someone else, so it does nothing for you. Open the inbox to see what "
+            "you may decide.",
+            status=403,
+        )
+    item = InboxItem.objects.select_related("agent", "thread", "run", "decided_by").filter(pk=link.item_id).first()
+    if item is None:
+        raise LinkRefused("invalid", "The item of this link no longer exists.", status=404)
+    use = DecisionLinkUse.objects.filter(token_hash=link.token_hash).first()
+    if use is not None:
+        raise LinkRefused(
+            "used",
+            f"This link was already used, {timezone.localtime(use.used_at):%Y-%m-%d %H:%M %Z}.",
+            item=item,
+            status=409,
+        )
+    if (
+        item.status == InboxItem.Status.EXPIRED
+        or item.expires_at <= timezone.now()
+        or link.expires_at <= timezone.now().timestamp()
+    ):
+        raise LinkRefused(
+            "expired", f"This item expired at {item.expires_at:%Y-%m-%d %H:%M %Z}.", item=item, status=409
+        )
+    if not item.is_open:
+        who = f" by {item.decided_by.get_username()}" if item.decided_by_id else ""
+        raise LinkRefused(
+            "decided", f"This item was already {item.get_status_display().lower()}{who}.", item=item, status=409
+        )
+    return item
+
+
+def use_link(*, token: str, user: Any, comment: str = "") -> DecisionOutcome:
+    """The confirmation's POST: check the link, record its use (once), then decide with every rule."""
+    link = read_link(token)
+    item = check_link(link, user)
+    try:
+        with transaction.atomic():
+            use = DecisionLinkUse.objects.create(token_hash=link.token_hash, item=item, user=user, action=link.action)
+    except IntegrityError:
+        raise LinkRefused("used", "This link was already used.", item=item, status=409) from None
+    try:
+        outcome = decision_submit(
+            item_id=item.pk, user=user, status="resolved", payload=ACTIONS[link.action], comment=comment
+        )
+    except DecisionError as error:
+        DecisionLinkUse.objects.filter(pk=use.pk).update(result=error.code)
+        raise
+    DecisionLinkUse.objects.filter(pk=use.pk).update(result="ok")
+    audit(
+        actor=Actor.for_user(user),
+        verb="item.link_used",
+        obj=item,
+        data={"action": link.action, "via": "team link" if link.team_id is not None else "email link"},
+    )
+    return outcome

@@ -1,0 +1,307 @@
+"""Write paths of auto-decision policies: saving and promoting them (audited, with the diff of an edit),
+and applying them to the items of a run at ingest.
+
+``apply_policies_at_ingest`` runs inside the ingest transaction, after the contract checks and after the
+items are stored. For each open item it walks the policies of the item's agent and of the agent's teams in
+order: every matching shadow policy records what it would have done (``PolicyMatch``); the first matching
+enforced policy acts: approve/deny decide through ``inbox.decisions.services.decision_by_policy`` (every
+rule of a human decision applies: expiry, the payload against the item's schema, the quorum), "require N
+approvals" raises the item's quorum, "route" hands the item to another team.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.db.models import Q
+
+from agents.models import Agent
+from inbox.audit.record import Actor, audit
+from inbox.decisions.services import DecidedBy, DecisionError, decision_by_policy
+from inbox.models import InboxItem, Run
+from inbox.policies.models import Policy, PolicyMatch
+from inbox.policies.schema import policy_matches, validate_policy_schema
+
+# The fields a policy's editor sets; ``version``, the service account and the timestamps are the service's.
+EDITABLE = (
+    "name",
+    "description",
+    "agent",
+    "team",
+    "position",
+    "enabled",
+    "reason",
+    "tool_name",
+    "subject",
+    "match_schema",
+    "action",
+    "approvals",
+    "route_team",
+    "counts_as_approver",
+    "mode",
+)
+MAX_REQUIRED_APPROVALS = 20
+
+
+def _invalid(errors: list[dict]) -> DecisionError:
+    first = errors[0]
+    return DecisionError(400, "invalid_policy", f"{first['path']}: {first['message']}", errors, field=first["path"])
+
+
+def check_policy(policy: Policy) -> None:
+    """Every rule a policy's fields must follow; raises a 400 naming each offending field."""
+    errors: list[dict] = []
+    if not policy.name.strip():
+        errors.append({"path": "name", "message": "is required"})
+    if (policy.agent_id is None) == (policy.team_id is None):
+        errors.append({"path": "agent", "message": "name exactly one of agent or team"})
+    if policy.action not in Policy.Action.values:
+        errors.append({"path": "action", "message": f"must be one of {', '.join(Policy.Action.values)}"})
+    if policy.mode not in Policy.Mode.values:
+        errors.append({"path": "mode", "message": f"must be one of {', '.join(Policy.Mode.values)}"})
+    if policy.subject not in Policy.Subject.values:
+        errors.append({"path": "subject", "message": f"must be one of {', '.join(Policy.Subject.values)}"})
+    if policy.action == Policy.Action.REQUIRE_APPROVALS:
+        if not policy.approvals or not 2 <= policy.approvals <= MAX_REQUIRED_APPROVALS:
+            errors.append({"path": "approvals", "message": f"must be between 2 and {MAX_REQUIRED_APPROVALS}"})
+    elif policy.approvals is not None:
+        errors.append({"path": "approvals", "message": "only for the action require_approvals"})
+    if policy.action == Policy.Action.ROUTE and policy.route_team_id is None:
+        errors.append({"path": "routeTeam", "message": "the team to route to is required"})
+    elif policy.action != Policy.Action.ROUTE and policy.route_team_id is not None:
+        errors.append({"path": "routeTeam", "message": "only for the action route"})
+    if policy.tool_name and policy.reason not in ("", "tool_call"):
+        errors.append({"path": "toolName", "message": "a tool name only matches reason tool_call"})
+    errors += [
+        {"path": "matchSchema" + (f".{e['path']}" if e["path"] else ""), "message": e["message"]}
+        for e in validate_policy_schema(policy.match_schema)
+    ]
+    clash = Policy.objects.filter(name=policy.name).exclude(pk=policy.pk).exists()
+    if clash:
+        errors.append({"path": "name", "message": "another policy has this name"})
+    User = get_user_model()
+    taken = User.objects.filter(username=policy.actor_label).exclude(pk=policy.service_user_id).exists()
+    if taken and not clash:
+        errors.append({"path": "name", "message": f"the account name {policy.actor_label!r} is taken"})
+    if errors:
+        raise _invalid(errors)
+
+
+def _sync_service_user(policy: Policy) -> None:
+    """The policy's service account: inactive, no password, no email and no team, so it can never log in,
+    see anything or be notified; named ``policy:<name>`` so every decision it makes says who made it."""
+    User = get_user_model()
+    if policy.service_user_id is None:
+        user = User(username=policy.actor_label, is_active=False, first_name=policy.name[:150])
+        user.set_unusable_password()
+        user.save()
+        policy.service_user = user
+    elif policy.service_user.username != policy.actor_label:
+        policy.service_user.username = policy.actor_label
+        policy.service_user.first_name = policy.name[:150]
+        policy.service_user.save(update_fields=["username", "first_name"])
+
+
+def _diff(before: dict, after: dict) -> dict[str, list[Any]]:
+    return {key: [before.get(key), after[key]] for key in after if before.get(key) != after[key]}
+
+
+@transaction.atomic
+def policy_create(*, user, fields: dict[str, Any]) -> Policy:
+    policy = Policy(created_by=user, **{key: value for key, value in fields.items() if key in EDITABLE})
+    policy.name = (policy.name or "").strip()
+    check_policy(policy)
+    _sync_service_user(policy)
+    policy.save()
+    audit(actor=Actor.for_user(user), verb="policy.created", obj=policy, agent=policy.agent, data=policy.snapshot())
+    return policy
+
+
+@transaction.atomic
+def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
+    """Change some fields; a change bumps the version, and the audit log records the diff."""
+    policy = Policy.objects.select_for_update().select_related("service_user").get(pk=policy_id)
+    before = policy.snapshot()
+    for key, value in fields.items():
+        if key in EDITABLE:
+            setattr(policy, key, value.strip() if key == "name" and isinstance(value, str) else value)
+    check_policy(policy)
+    changes = _diff(before, policy.snapshot())
+    if not changes:
+        return policy
+    policy.version += 1
+    _sync_service_user(policy)
+    policy.save()
+    verb = "policy.promoted" if set(changes) == {"mode"} and policy.mode == Policy.Mode.ENFORCE else "policy.updated"
+    audit(
+        actor=Actor.for_user(user),
+        verb=verb,
+        obj=policy,
+        agent=policy.agent,
+        data={"name": policy.name, "version": policy.version, "changes": changes},
+    )
+    return policy
+
+
+def policy_promote(*, user, policy_id: int) -> Policy:
+    """Shadow → enforce, from the policy's page."""
+    return policy_update(user=user, policy_id=policy_id, fields={"mode": Policy.Mode.ENFORCE})
+
+
+# --- applying policies at ingest ---------------------------------------------------------------------
+
+
+def policies_for_agent(agent: Agent) -> list[Policy]:
+    """The enabled policies that apply to the agent's items, in order: its own and its teams'."""
+    return list(
+        Policy.objects.filter(enabled=True)
+        .filter(Q(agent=agent) | Q(team__in=Group.objects.filter(agents=agent)))
+        .select_related("service_user", "route_team")
+        .order_by("position", "pk")
+    )
+
+
+def policy_subject(policy: Policy, item: InboxItem) -> Any:
+    if policy.subject == Policy.Subject.METADATA:
+        return item.metadata if item.metadata is not None else {}
+    args = (item.tool_call or {}).get("args")
+    return args if args is not None else {}
+
+
+def policy_applies(policy: Policy, item: InboxItem) -> bool:
+    if policy.reason and policy.reason != item.reason:
+        return False
+    if policy.tool_name and (item.reason != "tool_call" or policy.tool_name != item.tool_name):
+        return False
+    if policy.subject == Policy.Subject.ARGUMENTS and policy.match_schema is not None and item.tool_call is None:
+        return False  # nothing to check the arguments schema against
+    return policy_matches(policy.match_schema, policy_subject(policy, item))
+
+
+def _payload_of(policy: Policy) -> dict | None:
+    if policy.action == Policy.Action.APPROVE:
+        return {"approved": True}
+    if policy.action == Policy.Action.DENY:
+        return {"approved": False}
+    return None
+
+
+def apply_policies_at_ingest(*, run: Run, items: list[InboxItem]) -> None:
+    """Called by ``inbox.ingest.services`` inside the ingest transaction once the run's items are stored.
+    Updates the given item objects in place when a policy decided, routed or re-counted them."""
+    open_items = [item for item in items if item.status == InboxItem.Status.OPEN]
+    if not open_items:
+        return
+    policies = policies_for_agent(run.agent)
+    if not policies:
+        return
+    for item in open_items:
+        item.agent = run.agent
+        item.run = run
+        for policy in policies:
+            if not policy_applies(policy, item):
+                continue
+            if policy.mode == Policy.Mode.SHADOW:
+                _record_shadow(policy, item)
+                continue
+            _enforce(policy, item)
+            break  # the first enforced policy that matches handles the item
+    for item in open_items:
+        item.refresh_from_db(
+            fields=[
+                "status",
+                "response_payload",
+                "decided_by",
+                "decided_at",
+                "decision_comment",
+                "status_note",
+                "approvals_required",
+                "routed_team",
+            ]
+        )
+
+
+def _match(policy: Policy, item: InboxItem, outcome: str, **fields: Any) -> PolicyMatch:
+    return PolicyMatch.objects.create(
+        policy=policy,
+        policy_version=policy.version,
+        item=item,
+        mode=policy.mode,
+        action=policy.action,
+        outcome=outcome,
+        payload=_payload_of(policy),
+        **fields,
+    )
+
+
+def _policy_data(policy: Policy) -> dict[str, Any]:
+    return {"policy": policy.name, "policyId": policy.pk, "policyVersion": policy.version}
+
+
+def _record_shadow(policy: Policy, item: InboxItem) -> None:
+    _match(policy, item, PolicyMatch.Outcome.SHADOW)
+    audit(
+        actor=Actor.system(policy.actor_label),
+        verb="policy.shadow_matched",
+        obj=item,
+        data={**_policy_data(policy), "action": policy.action, "wouldDo": policy.action_label},
+    )
+
+
+def _enforce(policy: Policy, item: InboxItem) -> None:
+    actor = Actor.system(policy.actor_label)
+    if policy.action in (Policy.Action.APPROVE, Policy.Action.DENY):
+        payload = _payload_of(policy)
+        try:
+            outcome = decision_by_policy(
+                item_id=item.pk,
+                user=policy.service_user,
+                status="resolved",
+                payload=payload,
+                comment=f"{'Approved' if payload['approved'] else 'Denied'} by policy {policy.name} "
+                f"(version {policy.version}).",
+                decided_by=DecidedBy(
+                    label=policy.actor_label,
+                    audit_data=_policy_data(policy),
+                    counts_as_approver=policy.counts_as_approver,
+                ),
+            )
+        except DecisionError as error:
+            _match(policy, item, PolicyMatch.Outcome.REFUSED, note=f"{error.code}: {error.message}")
+            audit(
+                actor=actor,
+                verb="policy.refused",
+                obj=item,
+                data={**_policy_data(policy), "error": error.code, "detail": error.message, "errors": error.errors},
+            )
+            return
+        if outcome.closed:
+            result = PolicyMatch.Outcome.DECIDED
+        elif outcome.decision.counts:
+            result = PolicyMatch.Outcome.VOTED
+        else:
+            result = PolicyMatch.Outcome.RECORDED
+        _match(policy, item, result, decision=outcome.decision)
+        return
+    if policy.action == Policy.Action.REQUIRE_APPROVALS:
+        before = item.required_approvals
+        InboxItem.objects.filter(pk=item.pk).update(approvals_required=max(before, policy.approvals or 1))
+        _match(policy, item, PolicyMatch.Outcome.RAISED, note=f"{before} → {max(before, policy.approvals or 1)}")
+        audit(
+            actor=actor,
+            verb="policy.quorum_raised",
+            obj=item,
+            data={**_policy_data(policy), "from": before, "to": max(before, policy.approvals or 1)},
+        )
+        return
+    InboxItem.objects.filter(pk=item.pk).update(routed_team=policy.route_team)
+    _match(policy, item, PolicyMatch.Outcome.ROUTED, note=f"to {policy.route_team.name}")
+    audit(
+        actor=actor,
+        verb="policy.routed",
+        obj=item,
+        data={**_policy_data(policy), "team": policy.route_team.name},
+    )

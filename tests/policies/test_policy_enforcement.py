@@ -1,0 +1,270 @@
+"""Auto-decision policies at ingest: enforce approve / deny, quorum raise, route, shadow, and the run's resume."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from inbox.decisions.services import decision_submit
+from inbox.models import AuditEvent, Decision, InboxItem, Resume
+from inbox.policies.models import Policy, PolicyMatch
+from inbox.policies.selectors import policy_stats
+from inbox.policies.services import policy_create
+from tests.policies.runs import iso, post_tool_run
+
+INTERNAL = {
+    "type": "object",
+    "properties": {"to": {"type": "string", "pattern": "@ourco\\.com$"}},
+    "required": ["to"],
+}
+BIG_REFUND = {
+    "type": "object",
+    "properties": {"amount": {"type": "number", "exclusiveMinimum": 500}},
+    "required": ["amount"],
+}
+
+
+@pytest.fixture
+def internal_email(staff, agent) -> Policy:
+    return policy_create(
+        user=staff,
+        fields={
+            "name": "Internal email",
+            "agent": agent.agent,
+            "reason": "tool_call",
+            "tool_name": "sendEmail",
+            "match_schema": INTERNAL,
+            "action": "approve",
+            "mode": "enforce",
+        },
+    )
+
+
+def item(run, position: int) -> InboxItem:
+    return run.items.get(position=position)
+
+
+def test_an_enforced_approve_decides_through_the_decision_service_and_resumes_the_run(ingest, agent, internal_email):
+    run = post_tool_run(ingest, agent, "t1", "r1", ("sendEmail", {"to": "ann@ourco.com", "subject": "Hi"}))
+    decided = item(run, 0)
+    assert decided.status == "resolved"
+    assert decided.response_payload == {"approved": True}
+    assert decided.decided_by.username == "policy:Internal email"
+    decision = Decision.objects.get(item=decided)
+    assert decision.final and decision.user == internal_email.service_user
+    event = AuditEvent.objects.get(verb="item.resolved", object_id=str(decided.pk))
+    assert event.actor_label == "policy:Internal email"
+    assert event.data["policyVersion"] == 1 and event.data["policy"] == "Internal email"
+    # Every item of the run was decided by policy: the resume is queued at once, answering it.
+    resume = Resume.objects.get(run=run)
+    assert resume.input["resume"] == [{"interruptId": "r1-i1", "status": "resolved", "payload": {"approved": True}}]
+    match = PolicyMatch.objects.get(item=decided)
+    assert match.outcome == "decided" and match.decision == decision and match.policy_version == 1
+
+
+def test_the_ingest_answer_shows_items_as_the_policy_left_them(ingest, agent, internal_email):
+    from tests.policies.runs import tool_run
+
+    body = ingest(agent, tool_run("t1", "r1", ("sendEmail", {"to": "ann@ourco.com"}))).json()
+    assert [entry["status"] for entry in body["items"]] == ["resolved"]
+
+
+def test_an_enforced_deny_denies(ingest, agent, staff):
+    policy_create(
+        user=staff,
+        fields={
+            "name": "No big refunds",
+            "agent": agent.agent,
+            "tool_name": "refundPayment",
+            "match_schema": BIG_REFUND,
+            "action": "deny",
+            "mode": "enforce",
+        },
+    )
+    run = post_tool_run(
+        ingest, agent, "t1", "r1", ("refundPayment", {"amount": 900}), ("refundPayment", {"amount": 20})
+    )
+    big, small = item(run, 0), item(run, 1)
+    assert big.status == "resolved" and big.response_payload == {"approved": False}
+    assert big.decided_by.username == "policy:No big refunds"
+    assert small.status == "open"  # 20 is not > 500
+    assert not Resume.objects.filter(run=run).exists()
+
+
+def test_a_policy_on_a_team_applies_to_the_teams_agents(ingest, agent, staff, team):
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Team approves",
+            "team": team,
+            "tool_name": "sendEmail",
+            "action": "approve",
+            "mode": "enforce",
+        },
+    )
+    run = post_tool_run(ingest, agent, "t1", "r1", ("sendEmail", {"to": "x@y.z"}))
+    assert item(run, 0).status == "resolved"
+
+
+def test_require_n_approvals_raises_the_items_quorum(ingest, agent, staff, alice, bob):
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Two for refunds",
+            "agent": agent.agent,
+            "tool_name": "refundPayment",
+            "action": "require_approvals",
+            "approvals": 2,
+            "mode": "enforce",
+        },
+    )
+    run = post_tool_run(ingest, agent, "t1", "r1", ("refundPayment", {"amount": 10}))
+    refund = item(run, 0)
+    assert refund.approvals_required == 2 and refund.status == "open"
+    first = decision_submit(item_id=refund.pk, user=alice, status="resolved", payload={"approved": True})
+    assert not first.closed and (first.approvals, first.required) == (1, 2)
+    second = decision_submit(item_id=refund.pk, user=bob, status="resolved", payload={"approved": True})
+    assert second.closed
+    assert AuditEvent.objects.filter(verb="policy.quorum_raised", object_id=str(refund.pk)).exists()
+
+
+def test_an_approval_by_policy_counts_towards_a_quorum_only_when_the_policy_says_so(ingest, make_agent, staff, alice):
+    strict = make_agent("strict", approvals_required=2)
+    counted = make_agent("counted", approvals_required=2)
+    for name, target, counts in (("Not counted", strict, False), ("Counted", counted, True)):
+        policy_create(
+            user=staff,
+            fields={
+                "name": name,
+                "agent": target.agent,
+                "action": "approve",
+                "mode": "enforce",
+                "counts_as_approver": counts,
+            },
+        )
+    strict_item = item(post_tool_run(ingest, strict, "t1", "r1", ("sendEmail", {})), 0)
+    counted_item = item(post_tool_run(ingest, counted, "t1", "r1", ("sendEmail", {})), 0)
+    assert strict_item.status == counted_item.status == "open"
+    # Not counted: alice's approval is the first of two.
+    assert not decision_submit(item_id=strict_item.pk, user=alice, status="resolved", payload={"approved": True}).closed
+    # Counted: the policy was one of two, alice's closes it.
+    assert decision_submit(item_id=counted_item.pk, user=alice, status="resolved", payload={"approved": True}).closed
+    assert PolicyMatch.objects.get(item=strict_item).outcome == "recorded"
+    assert PolicyMatch.objects.get(item=counted_item).outcome == "voted"
+
+
+def test_route_hands_the_item_to_another_team(ingest, agent, staff, alice, dave, client):
+    finance = Group.objects.get(name="finance")
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Refunds to finance",
+            "agent": agent.agent,
+            "tool_name": "refundPayment",
+            "action": "route",
+            "route_team": finance,
+            "mode": "enforce",
+        },
+    )
+    run = post_tool_run(ingest, agent, "t1", "r1", ("refundPayment", {"amount": 10}), ("sendEmail", {"to": "a@b"}))
+    refund, email = item(run, 0), item(run, 1)
+    assert refund.routed_team == finance and email.routed_team is None
+    client.force_login(dave)
+    assert client.get(f"/api/v1/items/{refund.pk}").status_code == 200
+    assert client.get(f"/api/v1/items/{email.pk}").status_code == 404
+    client.force_login(alice)
+    assert client.get(f"/api/v1/items/{refund.pk}").status_code == 404
+    assert decision_submit(item_id=refund.pk, user=dave, status="resolved", payload={"approved": True}).closed
+
+
+def test_a_policy_matching_one_of_two_items_leaves_the_other_to_a_human_and_one_resume_follows(
+    ingest, agent, internal_email, alice
+):
+    run = post_tool_run(
+        ingest, agent, "t1", "r1", ("sendEmail", {"to": "ann@ourco.com"}), ("sendEmail", {"to": "eve@evil.example"})
+    )
+    auto, human = item(run, 0), item(run, 1)
+    assert auto.status == "resolved" and human.status == "open"
+    assert not Resume.objects.filter(run=run).exists()
+    decision_submit(item_id=human.pk, user=alice, status="resolved", payload={"approved": False})
+    resume = Resume.objects.get(run=run)
+    assert [entry["payload"] for entry in resume.input["resume"]] == [{"approved": True}, {"approved": False}]
+    assert Resume.objects.filter(run__thread=run.thread).count() == 1
+
+
+def test_a_policy_does_not_decide_an_item_whose_run_cannot_be_resumed_any_more(ingest, agent, internal_email):
+    """Policy vs expiry: the decision service's expiry rules hold for a policy too. One interrupt of the run is
+    already past its expiresAt, so the run can never be resumed: the policy's approval of its sibling is
+    refused, and the sibling closes as expired."""
+    from tests.policies.runs import tool_run
+
+    events = tool_run("t1", "r1", ("sendEmail", {"to": "ann@ourco.com"}), ("sendEmail", {"to": "bo@ourco.com"}))
+    events[-1]["outcome"]["interrupts"][1]["expiresAt"] = iso(timezone.now() - timedelta(minutes=1))
+    response = ingest(agent, events)
+    assert response.status_code == 201, response.content
+    run = agent.agent.runs.get()
+    fresh, stale = item(run, 0), item(run, 1)
+    assert stale.status == "expired"
+    assert fresh.status == "expired"
+    assert not Decision.objects.filter(item__run=run).exists()
+    match = PolicyMatch.objects.get(item=fresh)
+    assert match.outcome == "refused" and "expired" in match.note
+    assert not Resume.objects.filter(run=run, state="pending").exists()
+
+
+def test_a_policy_approval_the_items_schema_refuses_leaves_the_item_to_people(ingest, agent, staff):
+    policy_create(
+        user=staff, fields={"name": "Approve all", "agent": agent.agent, "action": "approve", "mode": "enforce"}
+    )
+    schema = {
+        "type": "object",
+        "properties": {"approved": {"type": "boolean"}, "why": {"type": "string"}},
+        "required": ["approved", "why"],
+    }
+    run = post_tool_run(ingest, agent, "t1", "r1", ("sendEmail", {}), responseSchema=schema)
+    assert item(run, 0).status == "open"
+    match = PolicyMatch.objects.get(item=item(run, 0))
+    assert match.outcome == "refused" and "invalid_payload" in match.note
+
+
+def test_shadow_policies_record_and_the_stats_count_agreement_with_people(ingest, agent, staff, alice):
+    policy = policy_create(
+        user=staff,
+        fields={"name": "Shadow approve", "agent": agent.agent, "tool_name": "sendEmail", "action": "approve"},
+    )
+    assert policy.mode == "shadow"
+    run = post_tool_run(ingest, agent, "t1", "r1", *[("sendEmail", {"n": n}) for n in range(3)])
+    items = list(run.items.order_by("position"))
+    assert all(entry.status == "open" for entry in items)  # shadow never decides
+    decision_submit(item_id=items[0].pk, user=alice, status="resolved", payload={"approved": True})
+    decision_submit(item_id=items[1].pk, user=alice, status="resolved", payload={"approved": True})
+    decision_submit(item_id=items[2].pk, user=alice, status="resolved", payload={"approved": False})
+    stats = {row.policy.pk: row for row in policy_stats()}[policy.pk]
+    assert (stats.matches, stats.compared, stats.agreed) == (3, 3, 2)
+    assert stats.agreement == pytest.approx(2 / 3)
+    assert stats.time_saved >= timedelta(0)
+    assert AuditEvent.objects.filter(verb="policy.shadow_matched").count() == 3
+
+
+def test_editing_a_policy_is_audited_with_the_diff_and_bumps_its_version(staff, internal_email):
+    from inbox.policies.services import policy_promote, policy_update
+
+    policy_update(user=staff, policy_id=internal_email.pk, fields={"tool_name": "sendMail", "position": 5})
+    event = AuditEvent.objects.filter(verb="policy.updated").get()
+    assert event.data["changes"] == {"toolName": ["sendEmail", "sendMail"], "position": [100, 5]}
+    assert event.data["version"] == 2
+    policy_update(user=staff, policy_id=internal_email.pk, fields={"mode": "shadow"})
+    promoted = policy_promote(user=staff, policy_id=internal_email.pk)
+    assert promoted.mode == "enforce" and promoted.version == 4
+    assert AuditEvent.objects.filter(verb="policy.promoted").get().data["changes"] == {"mode": ["shadow", "enforce"]}
+    renamed = policy_update(user=staff, policy_id=internal_email.pk, fields={"name": "Internal mail"})
+    assert renamed.service_user.username == "policy:Internal mail"
+    assert not renamed.service_user.is_active and not renamed.service_user.has_usable_password()
+
+
+def test_the_audit_log_json_is_serializable(internal_email):
+    assert json.dumps(internal_email.snapshot())
