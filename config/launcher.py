@@ -40,7 +40,9 @@ def _die_with_parent() -> Callable[[], None] | None:
     """A ``preexec_fn`` asking the kernel to send SIGTERM to the child when the launcher dies (Linux only).
 
     ``prctl`` is looked up here, in the parent, so that the child between fork and exec only makes one
-    system call. Should the launcher already be gone by then, the child exits instead of running."""
+    system call. Should the launcher already be gone by then, the child exits instead of running. The kernel
+    sends the signal when the *thread* that started the child ends: the launcher starts every child from its
+    main thread."""
     if not sys.platform.startswith("linux"):
         return None
     prctl = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
