@@ -334,3 +334,10 @@ INBOX_LOCAL_LOGIN = env_bool("INBOX_LOCAL_LOGIN", True)
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "inbox.sso.backend.InboxOIDCBackend"] + (
     ["django.contrib.auth.backends.ModelBackend"] if INBOX_LOCAL_LOGIN else []
 )
+
+# --- Outcomes in the API (ui) ---
+# Two models have a field named "outcome" (a run's and an item's): name their enums apart in the OpenAPI schema.
+SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
+    {"ItemOutcomeEnum": "inbox.models.InboxItem.Outcome", "RunOutcomeEnum": "inbox.models.Run.Outcome"}
+)

@@ -16,7 +16,8 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory, Password
 
 from agents.models import Agent
-from inbox.models import Decision, InboxItem, Run, Thread
+from inbox.expiry.services import SIBLING_NOTE
+from inbox.models import Decision, InboxItem, Run, Thread, outcome_of
 
 PASSWORD = "correct-horse-battery"
 
@@ -107,6 +108,10 @@ class InboxItemFactory(DjangoModelFactory):
     expires_at = factory.LazyFunction(lambda: timezone.now() + timedelta(hours=1))
     expires_at_defaulted = False
     created_at = factory.LazyFunction(timezone.now)
+    status = InboxItem.Status.OPEN
+    response_payload = None
+    # What the decision service or expiry stores with the status (``outcome_of``), unless told otherwise.
+    outcome = factory.LazyAttribute(lambda item: outcome_of(item.status, item.response_payload))
     # The interrupt as the agent sent it (an interrupt whose expiry came from the agent's TTL had none).
     raw = factory.LazyAttribute(
         lambda item: (
@@ -135,7 +140,8 @@ def interrupted_run(
 ) -> Run:
     """A run as ingest stores one that ended with one confirmation interrupt per given lifetime, in minutes
     from ``now`` (None: the agent's default TTL). Interrupts already past their expiry are stored expired,
-    and the run counts as announced when nothing of it is open, as ingest does."""
+    and so are their siblings (the run can never be resumed), and the run counts as announced when nothing of
+    it is open, as ingest does."""
     now = now or timezone.now()
     expiries = [
         (now + agent.default_ttl, True) if minutes is None else (now + timedelta(minutes=minutes), False)
@@ -146,10 +152,12 @@ def interrupted_run(
         thread=ThreadFactory(agent=agent, thread_id=thread_id),
         run_id=run_id,
         created_at=now,
-        notified_at=None if any(expires_at > now for expires_at, _ in expiries) else now,
+        notified_at=None if expiries and all(expires_at > now for expires_at, _ in expiries) else now,
     )
+    dead_run = any(expires_at <= now for expires_at, _ in expiries)
     for position, (expires_at, defaulted) in enumerate(expiries):
         past = expires_at <= now
+        note = "expiresAt was already past when the run was posted" if past else SIBLING_NOTE
         InboxItemFactory(
             run=run,
             position=position,
@@ -157,8 +165,9 @@ def interrupted_run(
             expires_at=expires_at,
             expires_at_defaulted=defaulted,
             created_at=now,
-            status=InboxItem.Status.EXPIRED if past else InboxItem.Status.OPEN,
-            status_note="expiresAt was already past when the run was posted" if past else "",
-            decided_at=now if past else None,
+            status=InboxItem.Status.EXPIRED if dead_run else InboxItem.Status.OPEN,
+            outcome=InboxItem.Outcome.EXPIRED if dead_run else "",
+            status_note=note if dead_run else "",
+            decided_at=now if dead_run else None,
         )
     return run

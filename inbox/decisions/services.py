@@ -34,7 +34,7 @@ from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.expiry.services import run_is_past_expiry
 from inbox.limits import MAX_DECISION_COMMENT
 from inbox.live import push as live
-from inbox.models import Decision, InboxItem, Run, is_denial
+from inbox.models import Decision, InboxItem, Run, is_denial, outcome_of
 
 BOOLEAN_APPROVAL_SCHEMA: dict = {
     "type": "object",
@@ -169,7 +169,8 @@ def requester_of(item: InboxItem) -> str:
     return value.strip() if isinstance(value, str) and value.strip() else item.run.requested_by
 
 
-def _is_requester(user, requester: str) -> bool:
+def is_requester(user, requester: str) -> bool:
+    """``user`` is the person who asked for the action (by username or email)."""
     if not requester:
         return False
     names = {user.get_username().lower()}
@@ -228,7 +229,7 @@ def check_claim(item: InboxItem, user) -> bool:
 def check_not_requester(item: InboxItem, user, status: str, payload: Any) -> None:
     if status == Decision.Status.CANCELLED or is_denial(payload):
         return
-    if _is_requester(user, requester_of(item)):
+    if is_requester(user, requester_of(item)):
         raise DecisionError(403, "self_approval", "You asked for this action, so someone else must approve it.")
 
 
@@ -457,7 +458,8 @@ def _apply(
     item.decided_by = user
     item.decided_at = now
     item.decision_comment = comment
-    item.save(update_fields=["status", "response_payload", "decided_by", "decided_at", "decision_comment"])
+    item.outcome = outcome_of(status, decision.payload)
+    item.save(update_fields=["status", "outcome", "response_payload", "decided_by", "decided_at", "decision_comment"])
     audit(actor=actor, verb=f"item.{status}", obj=item, data=data)
     live.publish_on_commit(
         live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
@@ -466,6 +468,7 @@ def _apply(
             "item": item.pk,
             "run": item.run_id,
             "status": status,
+            "outcome": item.outcome,
             "decidedBy": user.get_username(),
             "decidedAt": now.isoformat(),
         },

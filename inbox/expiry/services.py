@@ -76,7 +76,12 @@ def expire_items(*, items_qs: QuerySet[InboxItem], now: datetime, note: str, act
     actor = actor or Actor.system("expiry")
     update_sql, update_params = _update_sql(
         items_qs.filter(status=InboxItem.Status.OPEN),
-        values={"status": InboxItem.Status.EXPIRED, "status_note": note, "decided_at": now},
+        values={
+            "status": InboxItem.Status.EXPIRED,
+            "outcome": InboxItem.Outcome.EXPIRED,
+            "status_note": note,
+            "decided_at": now,
+        },
         guard={"status": InboxItem.Status.OPEN},
         returning=["id", "agent_id", "thread_id", "run_id"],
     )

@@ -12,6 +12,7 @@ from django.utils import timezone
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.conformance.recorder import record_run
+from inbox.expiry.services import SIBLING_NOTE
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
@@ -155,13 +156,17 @@ def _run_ingest_once(
         requested_by=record.requested_by,
         content_hash=record.content_hash,
         # Announced to the team by inbox.notifications when it has something open; otherwise nothing to say.
-        notified_at=None if any(expires_at > now for expires_at in expiries) else now,
+        notified_at=None if expiries and all(expires_at > now for expires_at in expiries) else now,
         created_at=now,
     )
     items = []
+    # One interrupt already past its expiresAt means the run can never be resumed (one resume answers them
+    # all, and none late): its siblings are closed at once with that reason instead of taking answers in vain.
+    dead_run = any(expires_at <= now for expires_at in expiries)
     for interrupt, expires_at in zip(record.interrupts, expiries, strict=True):
         defaulted = interrupt.expires_at is None
         past = expires_at <= now
+        note = "expiresAt was already past when the run was posted" if past else SIBLING_NOTE
         items.append(
             InboxItem(
                 agent=agent,
@@ -178,9 +183,10 @@ def _run_ingest_once(
                 metadata=interrupt.metadata,
                 raw=interrupt.raw,
                 tool_call=proposal_for(interrupt, run.tool_calls),
-                status=InboxItem.Status.EXPIRED if past else InboxItem.Status.OPEN,
-                status_note="expiresAt was already past when the run was posted" if past else "",
-                decided_at=now if past else None,
+                status=InboxItem.Status.EXPIRED if dead_run else InboxItem.Status.OPEN,
+                outcome=InboxItem.Outcome.EXPIRED if dead_run else "",
+                status_note=note if dead_run else "",
+                decided_at=now if dead_run else None,
                 created_at=now,
             )
         )

@@ -22,6 +22,12 @@ class ItemListApi(generics.ListAPIView):
         summary="List inbox items (newest first)",
         parameters=[
             OpenApiParameter("status", enum=[s.value for s in InboxItem.Status]),
+            OpenApiParameter(
+                "outcome",
+                enum=[*InboxItem.Outcome.values, "none"],
+                description="What happened to the item: approved, approved_with_edits, denied, answered (a form or "
+                "question), cancelled, expired; `none` for items still open (no outcome yet).",
+            ),
             OpenApiParameter("agent", str, description="Agent slug"),
             OpenApiParameter("reason", str),
             OpenApiParameter("thread", str, description="AG-UI threadId"),
@@ -37,9 +43,16 @@ class ItemListApi(generics.ListAPIView):
             from rest_framework.exceptions import ValidationError
 
             raise ValidationError({"status": [f"Must be one of {', '.join(InboxItem.Status.values)}."]})
+        outcome_filter = params.get("outcome")
+        outcomes = [*InboxItem.Outcome.values, "none"]
+        if outcome_filter and outcome_filter not in outcomes:
+            from rest_framework.exceptions import ValidationError
+
+            raise ValidationError({"outcome": [f"Must be one of {', '.join(outcomes)}."]})
         return listing_selectors.item_list(
             user=self.request.user,
             status=status_filter,
+            outcome=outcome_filter,
             agent=params.get("agent"),
             reason=params.get("reason"),
             thread=params.get("thread"),

@@ -12,19 +12,55 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
-from inbox.models import InboxItem, Run
+from inbox.models import InboxItem, Resume, Run
+
+
+def with_truth(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
+    """Annotate what a row must say besides its own columns:
+
+    - ``run_deadline``: the earliest ``expiresAt`` among the run's items that are not expired. One resume
+      answers every interrupt and none may be answered late, so that (not the item's own ``expiresAt``) is
+      when the item stops being decidable. Decided siblings count: their lapse closes the run too.
+    - ``delivery`` / ``delivery_error`` / ``delivery_attempts``: the state of the run's resume (the answer
+      going back to the agent), empty while there is none yet; ``run_has_open``: some interrupt of the run is
+      still open (so a decided item's answer waits for it)."""
+    siblings = (
+        InboxItem.objects.filter(run_id=OuterRef("run_id"))
+        .exclude(status=InboxItem.Status.EXPIRED)
+        .order_by()
+        .values("run_id")
+        .annotate(first=Min("expires_at"))
+        .values("first")
+    )
+    resume = Resume.objects.filter(run_id=OuterRef("run_id"))
+    open_sibling = InboxItem.objects.filter(run_id=OuterRef("run_id"), status=InboxItem.Status.OPEN)
+    return items.annotate(
+        run_has_open=Exists(open_sibling),
+        run_deadline=Subquery(siblings[:1]),
+        delivery=Subquery(resume.values("state")[:1]),
+        delivery_error=Subquery(resume.values("last_error")[:1]),
+        delivery_attempts=Subquery(resume.values("attempts")[:1]),
+    )
 
 
 def item_list(
-    *, user, status: str | None = None, agent: str | None = None, reason: str | None = None, thread: str | None = None
+    *,
+    user,
+    status: str | None = None,
+    outcome: str | None = None,
+    agent: str | None = None,
+    reason: str | None = None,
+    thread: str | None = None,
 ) -> QuerySet[InboxItem]:
     items = visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by")
     if status:
         items = items.filter(status=status)
+    if outcome:
+        items = items.filter(outcome="" if outcome == "none" else outcome)
     if agent:
         items = items.filter(agent__slug=agent)
     if reason:
@@ -72,6 +108,9 @@ class ListFilters:
     q: str = ""
     sort: str = ""
     page: int = 1
+    # Decided items by outcome (``InboxItem.Outcome``) and by the state of their resume (``Resume.State``).
+    outcome: str = ""
+    delivery: str = ""
 
     @classmethod
     def from_query(cls, query: QueryDict) -> ListFilters:
@@ -89,6 +128,8 @@ class ListFilters:
             q=query.get("q", "").strip()[:200],
             sort=sort if sort in SORTS else "",
             page=page,
+            outcome=query.get("outcome", "") if query.get("outcome", "") in InboxItem.Outcome.values else "",
+            delivery=query.get("delivery", "") if query.get("delivery", "") in Resume.State.values else "",
         )
 
     @property
@@ -98,7 +139,7 @@ class ListFilters:
 
     @property
     def is_filtered(self) -> bool:
-        return bool(self.agent or self.reason or self.thread or self.q)
+        return bool(self.agent or self.reason or self.thread or self.q or self.outcome or self.delivery)
 
     def querystring(self, **changes: object) -> str:
         """The query string of these filters with ``changes``; defaults are left out."""
@@ -110,6 +151,8 @@ class ListFilters:
             "thread": values.thread,
             "q": values.q,
             "sort": values.sort,
+            "outcome": values.outcome,
+            "delivery": values.delivery,
             "page": str(values.page) if values.page != 1 else "",
         }
         return urlencode({key: value for key, value in params.items() if value})
@@ -125,6 +168,10 @@ def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
         items = items.filter(thread__thread_id=filters.thread)
     if filters.q:
         items = items.filter(message__icontains=filters.q)
+    if filters.outcome:
+        items = items.filter(outcome=filters.outcome)
+    if filters.delivery:
+        items = items.filter(run__resume__state=filters.delivery)
     return items
 
 
@@ -153,7 +200,7 @@ def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
     if filters.tab == "mine":
         items = items.filter(claimed_by=user.pk)
-    items = items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED)
+    items = with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
     if filters.effective_sort == "expires":
         return items.order_by("expires_at", "pk")
     # Newest = latest to arrive. Ids grow with arrival, and the primary key's index serves every tab,
@@ -186,9 +233,8 @@ def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
 
 
 def item_for_page(*, user, pk: int) -> InboxItem | None:
-    return (
-        visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by").filter(pk=pk).first()
-    )
+    items = visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by")
+    return with_truth(items).filter(pk=pk).first()
 
 
 def run_for_page(*, user, pk: int) -> Run | None:
@@ -197,7 +243,7 @@ def run_for_page(*, user, pk: int) -> Run | None:
 
 
 def run_items(run: Run) -> list[InboxItem]:
-    return list(run.items.select_related("decided_by", "claimed_by").order_by("position", "pk"))
+    return list(with_truth(run.items.select_related("decided_by", "claimed_by")).order_by("position", "pk"))
 
 
 def next_open_item(*, user, after: InboxItem) -> InboxItem | None:

@@ -19,6 +19,13 @@ class ItemSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     decidedBy = serializers.SerializerMethodField()
     claimedBy = serializers.SerializerMethodField()
+    outcome = serializers.ChoiceField(
+        choices=InboxItem.Outcome.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="What happened: approved, approved_with_edits, denied, answered, cancelled or expired; "
+        "empty while the item is open. A denial is a resolved status with outcome denied.",
+    )
 
     class Meta:
         model = InboxItem
@@ -26,6 +33,7 @@ class ItemSerializer(serializers.ModelSerializer):
             "id",
             "interruptId",
             "status",
+            "outcome",
             "status_note",
             "reason",
             "message",

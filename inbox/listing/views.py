@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 
 from inbox.access import locked_by_claim, visible_threads
 from inbox.decisions import forms
+from inbox.decisions.services import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
@@ -107,6 +108,8 @@ def _item_page(
         "comment": post.get("comment", "") if post is not None else "",
         "decisions": decisions,
         "next_item": page_selectors.next_open_item(user=request.user, after=item) if not item.is_open else None,
+        # The requester may not approve their own action: the page says so before the click.
+        "is_requester": item.is_open and is_requester(request.user, requester_of(item)),
         **page_selectors.item_team(user=request.user, item=item, decisions=decisions),
         **(extra or {}),
     }
@@ -130,6 +133,11 @@ def _run_page(
         "rows": rows,
         # Open interrupts this user may decide here (not locked by someone else's claim).
         "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["locked"]),
+        # "Set all: Approve/Deny" only where some open interrupt here can be approved or denied from the run page.
+        "set_all_applies": any(
+            row["item"].is_open and not row["locked"] and row["ui"] is not None and row["ui"].mode == "boolean"
+            for row in rows
+        ),
         "items": items,
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",

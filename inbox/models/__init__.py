@@ -25,6 +25,25 @@ def is_denial(payload: Any) -> bool:
     return payload is False or (isinstance(payload, dict) and payload.get("approved") is False)
 
 
+def outcome_of(status: str, payload: Any) -> str:
+    """What a closed item's status and payload mean to a person: one of ``InboxItem.Outcome`` ('' while open).
+    A ``resolved`` item is a denial (``is_denial``), an approval with edits (``editedArgs``), a plain approval
+    (``{"approved": true}`` or a bare ``true``), or else an answer to a question or form."""
+    if status == "cancelled":
+        return "cancelled"
+    if status == "expired":
+        return "expired"
+    if status != "resolved":
+        return ""
+    if is_denial(payload):
+        return "denied"
+    if isinstance(payload, dict) and "editedArgs" in payload:
+        return "approved_with_edits"
+    if payload is True or (isinstance(payload, dict) and payload.get("approved") is True):
+        return "approved"
+    return "answered"
+
+
 def denial_q(field: str = "response_payload") -> models.Q:
     """``is_denial`` as a database condition on the JSON column ``field``."""
     return models.Q(**{f"{field}__approved": False}) | models.Q(**{field: False})
@@ -125,6 +144,16 @@ class InboxItem(models.Model):
         CANCELLED = "cancelled", "Cancelled"
         EXPIRED = "expired", "Expired"
 
+    class Outcome(models.TextChoices):
+        """What happened, as an approver reads it (``outcome_of``); empty while the item is open."""
+
+        APPROVED = "approved", "Approved"
+        APPROVED_WITH_EDITS = "approved_with_edits", "Approved with edits"
+        DENIED = "denied", "Denied"
+        ANSWERED = "answered", "Answered"
+        CANCELLED = "cancelled", "Cancelled"
+        EXPIRED = "expired", "Expired"
+
     TERMINAL = (Status.RESOLVED, Status.CANCELLED, Status.EXPIRED)
     # Decided by a person (as opposed to open or expired): the statuses a resume carries.
     DECIDED = (Status.RESOLVED, Status.CANCELLED)
@@ -149,6 +178,8 @@ class InboxItem(models.Model):
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     status_note = models.TextField(blank=True, help_text="Why the item ended as it did, when not decided.")
+    # Set with status when the item closes (``outcome_of``): a deny is not shown as a green "Resolved".
+    outcome = models.CharField(max_length=24, choices=Outcome.choices, blank=True, default="")
     # The decision that closed the item (quorum votes are Decision rows).
     response_payload = RowsJSONField(null=True, blank=True)
     decided_by = models.ForeignKey(
@@ -209,6 +240,16 @@ class InboxItem(models.Model):
     @property
     def is_decided(self) -> bool:
         return self.status in self.DECIDED
+
+    @property
+    def outcome_label(self) -> str:
+        """The outcome in words ("Denied"), or the status ("Open") while there is none."""
+        return self.get_outcome_display() if self.outcome else self.get_status_display()
+
+    @property
+    def outcome_key(self) -> str:
+        """The outcome, or the status while open: the CSS modifier of the outcome badge."""
+        return self.outcome or self.status
 
     @property
     def is_denial(self) -> bool:

@@ -169,6 +169,11 @@ def _move(
     row.save(update_fields=["state", "last_error", "next_attempt_at", "lease_until", "updated_at", *also])
     audit(actor=SYSTEM, verb=verb, obj=row, data=data)
     _push_state(row)
+    if state == Resume.State.FAILED:
+        # Failed for good (only a person retries it): tell the people who decided that their answer is stuck.
+        from inbox.teams.notifications import notify_delivery_failed_on_commit
+
+        notify_delivery_failed_on_commit(row.pk)
 
 
 def _queue_dispatch(resume_id: int, *, countdown: float | None = None) -> None:

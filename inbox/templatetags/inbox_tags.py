@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from inbox import access, limits
 from inbox.decisions.services import needs_form_input
+from inbox.models import InboxItem, Resume, outcome_of
 
 register = template.Library()
 
@@ -166,3 +167,125 @@ def limit(name: str) -> int:
     is the number the server enforces. An unknown name fails loudly."""
     value = getattr(limits, name)
     return value() if callable(value) else value
+
+
+# --- the truth of an item: its run's deadline and where its answer is (ui) ---------------------------------
+
+DELIVERY_LABELS = {
+    "waiting": "Waiting for the run",
+    "pending": "Queued",
+    "sending": "Sending",
+    "delivered": "Delivered",
+    "failed": "Delivery failed",
+    "expired": "Not delivered",
+    "none": "Not sent",
+}
+
+
+@register.filter
+def run_deadline(item: Any) -> datetime | None:
+    """When the item stops being decidable: the earliest expiresAt among its run's items that have not expired
+    (``inbox.listing.selectors.with_truth`` annotates it; computed here for an item that was not annotated)."""
+    if not isinstance(item, InboxItem):
+        return None
+    annotated = getattr(item, "run_deadline", None)
+    if annotated is not None:
+        return min(annotated, item.expires_at)
+    first = (
+        InboxItem.objects.filter(run_id=item.run_id)
+        .exclude(status=InboxItem.Status.EXPIRED)
+        .order_by("expires_at")
+        .values_list("expires_at", flat=True)
+        .first()
+    )
+    return min(first, item.expires_at) if first else item.expires_at
+
+
+def _resume_facts(item: InboxItem) -> tuple[str | None, str, int]:
+    if hasattr(item, "delivery"):
+        return item.delivery, item.delivery_error or "", item.delivery_attempts or 0
+    resume = Resume.objects.filter(run_id=item.run_id).values_list("state", "last_error", "attempts").first()
+    return resume if resume else (None, "", 0)
+
+
+@register.filter
+def delivery_state(item: Any) -> str:
+    """The state of the answer's way back to the agent: a ``Resume.State``, ``waiting`` (other interrupts of
+    the run are still open) or ``none`` (the run was closed without a resume)."""
+    if not isinstance(item, InboxItem):
+        return ""
+    state, _error, _attempts = _resume_facts(item)
+    if state:
+        return state
+    has_open = getattr(item, "run_has_open", None)
+    if has_open is None:
+        has_open = InboxItem.objects.filter(run_id=item.run_id, status=InboxItem.Status.OPEN).exists()
+    if has_open:
+        return "waiting"
+    return "none"
+
+
+@register.filter
+def delivery_label(state: str) -> str:
+    return DELIVERY_LABELS.get(state, state)
+
+
+@register.filter
+def delivery_sentence(item: Any) -> str:
+    """One plain sentence on where the item's answer is, with the reason when it did not arrive."""
+    if not isinstance(item, InboxItem):
+        return ""
+    state = delivery_state(item)
+    _state, error, attempts = _resume_facts(item)
+    tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""
+    return {
+        "waiting": "The answer goes back to the agent when the run's other interrupts are decided.",
+        "pending": "The answer is queued to go back to the agent.",
+        "sending": f"The answer is being sent to the agent (attempt {max(attempts, 1)}).",
+        "delivered": "The agent received the answer and continued its run.",
+        "failed": f"The answer did not reach the agent{tries}: {error or 'no reason recorded'}.",
+        "expired": f"The answer was not delivered: {error or 'an interrupt of the run expired first'}.",
+        "none": "No answer was sent to the agent: the run was closed without a resume.",
+    }.get(state, "")
+
+
+@register.filter
+def event_outcome(event: Any) -> str:
+    """An audit event's outcome key (approved, denied, …) for the item-closing verbs, else ''."""
+    verb = getattr(event, "verb", "")
+    data = getattr(event, "data", None) or {}
+    if not isinstance(data, dict):
+        return ""
+    if verb in ("item.expired", "item.created_expired"):
+        return "expired"
+    if verb == "item.cancelled":
+        return "cancelled"
+    if verb == "item.resolved":
+        return data.get("outcome") or outcome_of("resolved", data.get("payload"))
+    return ""
+
+
+@register.filter
+def outcome_label(key: str) -> str:
+    return dict(InboxItem.Outcome.choices).get(key, key)
+
+
+@register.filter
+def decision_words(decision: Any) -> str:
+    """One vote as the rest of a sentence after its author: "approved", "approved with 2 edits", "denied",
+    "answered", "cancelled the interrupt"."""
+    payload = getattr(decision, "payload", None)
+    if getattr(decision, "status", "") == "cancelled":
+        return "cancelled the interrupt"
+    outcome = outcome_of("resolved", payload)
+    if outcome == "approved_with_edits":
+        edited = payload.get("editedArgs") if isinstance(payload, dict) else None
+        proposal = (getattr(getattr(decision, "item", None), "tool_call", None) or {}).get("args")
+        if isinstance(edited, dict) and isinstance(proposal, dict):
+            changed = sum(1 for key in set(edited) | set(proposal) if edited.get(key) != proposal.get(key))
+            return f"approved with {changed} edit{'s' if changed != 1 else ''}"
+        return "approved with edits"
+    words = {"approved": "approved", "denied": "denied", "answered": "answered"}[outcome]
+    if not getattr(decision, "final", True) and outcome == "approved":
+        words += " (a quorum vote)"
+    return words

@@ -103,7 +103,7 @@ def test_approve_with_edits_sends_the_edited_arguments(login, alice, post_run):
     page.get_by_role("button", name="Approve with these edits").click()
 
     expect(page.locator(".flash-success")).to_contain_text("Approved with edits")
-    expect(page.locator("[data-item-status]").first).to_have_text("Resolved")
+    expect(page.locator("[data-item-status]").first).to_have_text("Approved with edits")
     decision = stored(Decision, item=item)
     assert decision.user == alice
     assert decision.payload == {"approved": True, "editedArgs": edited}
@@ -156,7 +156,7 @@ def test_the_parallel_example_is_decided_approve_approve_cancel_on_the_run_page(
 
     expect(page.locator(".flash-success")).to_contain_text("3 decisions recorded")
     for pk, status in zip(
-        run.items.order_by("position").values_list("pk", flat=True), ["Resolved", "Resolved", "Cancelled"], strict=True
+        run.items.order_by("position").values_list("pk", flat=True), ["Approved", "Approved", "Cancelled"], strict=True
     ):
         expect(page.locator(f'.run-item [data-item-status="{pk}"]')).to_have_text(status)
     decided = {item.interrupt_id: (item.status, item.response_payload) for item in run.items.order_by("position")}

@@ -68,7 +68,7 @@ def test_a_decision_by_one_approver_updates_the_others_list_and_item_page(login,
     expect(bob_list.locator(f'tr[data-item-id="{other_item.pk}"]')).to_have_count(1)
     expect(bob_item.locator("#live-notice")).to_contain_text("Decided by alice", timeout=PUSHED)
     expect(bob_item.locator('[data-decision-form] button[data-action="approve"]')).to_be_disabled()
-    expect(bob_item.locator(f'.item-badges [data-item-status="{item.pk}"]')).to_have_text("Resolved")
+    expect(bob_item.locator(f'.item-badges [data-item-status="{item.pk}"]')).to_have_text("Approved")
     expect(bob_list.locator('[data-count="open"]')).to_have_text("1")
     expect(bob_list.locator('[data-count="decided"]')).to_have_text("1")
     assert InboxItem.objects.get(pk=item.pk).decided_by == alice
@@ -108,7 +108,7 @@ def test_the_run_page_follows_the_resume_and_the_resumed_runs_events(login, post
 
     off_loop(decision_submit, item_id=first.pk, user=alice, status="resolved", payload={"approved": True})
     expect(page.locator("#live-notice")).to_contain_text("Decided by alice", timeout=PUSHED)
-    expect(page.locator(f'[data-run-item="{first.pk}"] [data-item-status]')).to_have_text("Resolved")
+    expect(page.locator(f'[data-run-item="{first.pk}"] [data-item-status]')).to_have_text("Approved")
     expect(page.locator(f'[data-run-item="{first.pk}"] input').first).to_be_disabled()
     expect(page.locator("#resume-state")).to_have_text("Waiting for 1 decision")
 

@@ -131,7 +131,7 @@ def test_a_quorum_of_two_alice_approves_one_of_two_then_bob_approves_and_it_is_r
     expect(bobs.locator("#live-notice")).to_contain_text("alice approved (1 of 2 approvals)")
     bobs.get_by_role("button", name="Approve").click()
     expect(bobs.locator(".flash-success")).to_contain_text("Approved — int-abc123.")
-    expect(bobs.locator("[data-item-status]").first).to_have_text("Resolved")
+    expect(bobs.locator("[data-item-status]").first).to_have_text("Approved")
     expect(bobs.locator("[data-quorum-count]")).to_have_text("2 of 2 approvals")
     shot(bobs, "item-quorum-met")
     stored = InboxItem.objects.get(pk=item.pk)

@@ -14,6 +14,7 @@ FIELDS = (
     "expires_at",
     "expires_at_defaulted",
     "status",
+    "outcome",
     "status_note",
     "decided_at",
     "raw",
@@ -31,7 +32,9 @@ def test_a_stored_run_has_the_shape_of_the_same_run_posted_through_ingest(post_r
     Run.objects.all().delete()
     stored = _shape(stored_run("t-1", "r-1", 5, None, -1))
     assert stored == posted
-    assert [item["status"] for item in stored[1]] == ["open", "open", "expired"]
+    # One interrupt already past its expiresAt closes its siblings at once: the run can never be resumed.
+    assert [item["status"] for item in stored[1]] == ["expired", "expired", "expired"]
+    assert [item["outcome"] for item in stored[1]] == ["expired", "expired", "expired"]
 
 
 def test_an_item_and_a_decision_hang_together(db):

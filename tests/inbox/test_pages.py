@@ -258,7 +258,7 @@ def test_an_item_lists_the_other_interrupts_of_its_run(client, alice, posted):
     client.force_login(alice)
     page = client.get(f"/inbox/items/{items[0].pk}/").content.decode()
     assert "1 of 3 decided" in page
-    assert "the resume is sent when all are decided" in page
+    assert "the answers go back to the agent when all are decided" in page
     assert "y@z.com" in page and "z@w.com" in page
 
 
