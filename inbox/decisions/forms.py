@@ -23,7 +23,23 @@ from inbox.decisions.services import default_schema_for
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT
 from inbox.models import InboxItem
 
-ACTIONS = ("approve", "deny", "edit", "answer", "cancel")
+ACTIONS = ("approve", "deny", "edit", "answer", "text", "cancel")
+
+# Where an agent with an unknown reason sent no responseSchema, a person may answer in words: the payload is
+# ``{"answer": "<the text>"}`` (documented in the README). A message that asks something ("What should I tell
+# them?") opens that box by default.
+TEXT_ANSWER_KEY = "answer"
+
+
+def offers_text_answer(item: InboxItem) -> bool:
+    """An unknown reason and no schema: nothing constrains the answer, so words are one."""
+    return item.reason not in ("tool_call", "confirmation", "input_required") and item.response_schema is None
+
+
+def asks_for_words(item: InboxItem) -> bool:
+    """The message reads as an open question (a wh-word first), not a yes/no one."""
+    message = (item.message or "").strip()
+    return bool(re.match(r"^(what|which|who|whom|whose|when|where|why|how)\b", message, re.IGNORECASE))
 
 
 # Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.
@@ -79,6 +95,11 @@ class DecisionUI:
     answer_text: str = ""
     edited_text: str = ""
     errors: list[dict] = field(default_factory=list)
+    # An unknown reason without a schema may also be answered in words (``offers_text_answer``); the box is
+    # open from the start when the message asks an open question.
+    text_answer: bool = False
+    text_open: bool = False
+    text_value: str = ""
 
     @property
     def proposed_text(self) -> str:
@@ -174,6 +195,10 @@ def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[
         ui.bool_key = key
         if item.reason == "confirmation":
             ui.yes_label, ui.no_label = "Yes", "No"
+        if offers_text_answer(item):
+            ui.text_answer = True
+            ui.text_value = post.get("answer_text", "") if post is not None else ""
+            ui.text_open = asks_for_words(item) or bool(ui.text_value)
         ui.offers_edits = item.offers_edits and key == "approved"
         ui.proposed_args = (item.tool_call or {}).get("args")
         ui.edited_text = post.get("edited_args", "") if post is not None else ""
@@ -260,6 +285,15 @@ def read_decision(item: InboxItem, post: QueryDict) -> tuple[str, Any]:
     if action == "cancel":
         return "cancelled", None
     ui = decision_ui(item)
+    if action == "text":
+        if not offers_text_answer(item):
+            raise DecisionInputError("This item does not take a free-text answer.")
+        text = post.get("answer_text", "").strip()
+        if not text:
+            raise DecisionInputError(
+                "Write an answer before sending it.", [{"path": "answer_text", "message": "This field is required."}]
+            )
+        return "resolved", {TEXT_ANSWER_KEY: text}
     if action in ("approve", "deny", "edit"):
         if ui.mode != "boolean":
             raise DecisionInputError("This item needs an answer, not a yes/no.")

@@ -18,6 +18,18 @@ from django.http import QueryDict
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
 from inbox.models import InboxItem, Resume, Run
 
+# The resume's state as the approver reads it, plus "waiting" (other interrupts of the run are still open)
+# and "none" (the run was closed without a resume).
+DELIVERY_LABELS = {
+    "waiting": "Waiting for the run",
+    "pending": "Queued",
+    "sending": "Sending",
+    "delivered": "Delivered",
+    "failed": "Delivery failed",
+    "expired": "Not delivered",
+    "none": "Not sent",
+}
+
 
 def with_truth(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
     """Annotate what a row must say besides its own columns:

@@ -17,7 +17,7 @@ from inbox.decisions.services import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
-from inbox.models import InboxItem, Run
+from inbox.models import InboxItem, Resume, Run
 
 
 @login_required
@@ -39,6 +39,8 @@ def item_list(request: HttpRequest) -> HttpResponse:
             for tab in page_selectors.TABS
         ],
         "base_qs": filters.querystring(page=1),
+        "outcome_choices": InboxItem.Outcome.choices,
+        "delivery_choices": [(state, page_selectors.DELIVERY_LABELS[state]) for state in Resume.State.values],
         # The outcome of a bulk action, shown once after its redirect (see team_views.bulk_decide).
         "bulk_result": request.session.pop("bulk_result", None),
     }

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from inbox import access, limits
 from inbox.decisions.services import needs_form_input
+from inbox.listing.selectors import DELIVERY_LABELS
 from inbox.models import InboxItem, Resume, outcome_of
 
 register = template.Library()
@@ -170,16 +171,6 @@ def limit(name: str) -> int:
 
 
 # --- the truth of an item: its run's deadline and where its answer is (ui) ---------------------------------
-
-DELIVERY_LABELS = {
-    "waiting": "Waiting for the run",
-    "pending": "Queued",
-    "sending": "Sending",
-    "delivered": "Delivered",
-    "failed": "Delivery failed",
-    "expired": "Not delivered",
-    "none": "Not sent",
-}
 
 
 @register.filter

@@ -231,3 +231,21 @@ def test_the_run_header_says_the_resumes_real_state(client, alice, stored_run):
     client.force_login(alice)
     page = client.get(run.get_absolute_url()).content.decode()
     assert '<span class="delivery-mark delivery-delivered" data-delivery="delivered">Delivered</span>' in page
+
+
+def test_an_unknown_reason_without_a_schema_can_be_answered_in_words(client, alice, agent):
+    item = InboxItemFactory(run__agent=agent.agent, reason="ask_user", message="What should I tell them?")
+    client.force_login(alice)
+    page = client.get(item.get_absolute_url()).content.decode()
+    assert '<details class="edit-box text-answer" data-text-answer open>' in page
+    empty = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "text", "answer_text": "  "})
+    assert empty.status_code == 400 and InboxItem.objects.get(pk=item.pk).status == "open"
+    client.post(f"/inbox/items/{item.pk}/decide/", {"action": "text", "answer_text": " Friday at 10. "})
+    item.refresh_from_db()
+    assert (item.response_payload, item.outcome) == ({"answer": "Friday at 10."}, "answered")
+
+
+def test_a_confirmation_offers_no_free_text_answer(client, alice, agent):
+    item = InboxItemFactory(run__agent=agent.agent, reason="confirmation", message="What about it?")
+    client.force_login(alice)
+    assert "data-text-answer" not in client.get(item.get_absolute_url()).content.decode()
