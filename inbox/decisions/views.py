@@ -16,7 +16,15 @@ from inbox.decisions.services import BULK_ACTIONS, decision_submit
 from inbox.limits import MAX_BULK_ITEMS
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
-from inbox.listing.views import _decision_words, _item_or_404, _item_page, _run_or_404, _run_page
+from inbox.listing.views import (
+    THEN_NEXT_SESSION_KEY,
+    _decision_words,
+    _item_or_404,
+    _item_page,
+    _run_or_404,
+    _run_page,
+    list_filters_of,
+)
 
 
 @login_required
@@ -31,8 +39,17 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as error:
         item.refresh_from_db()
         return _item_page(request, item, error=error, post=request.POST, status=error.status)
+    going_on = request.POST.get("then") == "next"
+    if "then_shown" in request.POST:
+        request.session[THEN_NEXT_SESSION_KEY] = going_on  # the toggle is remembered for the next item
     if outcome.closed:
         messages.success(request, f"{_decision_words(outcome.item)} — {item.interrupt_id}.")
+        if going_on:
+            following, _previous = page_selectors.neighbours_in_list(
+                user=request.user, filters=list_filters_of(request), item=item
+            )
+            if following is not None:
+                return redirect(following)
     else:
         remaining = outcome.required - outcome.approvals
         needs = "another approver" if remaining == 1 else f"{remaining} more approvers"

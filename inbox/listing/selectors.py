@@ -258,16 +258,22 @@ def run_items(run: Run) -> list[InboxItem]:
     return list(with_truth(run.items.select_related("decided_by", "claimed_by")).order_by("position", "pk"))
 
 
-def next_open_item(*, user, after: InboxItem) -> InboxItem | None:
-    """The open item to work on next (soonest to expire), for the "next" link after a decision."""
-    return (
-        visible_items(user)
-        .filter(status=InboxItem.Status.OPEN)
-        .exclude(pk=after.pk)
-        .only("pk", "expires_at")
-        .order_by("expires_at", "pk")
-        .first()
-    )
+def neighbours_in_list(*, user, filters: ListFilters, item: InboxItem) -> tuple[InboxItem | None, InboxItem | None]:
+    """The open items just after and just before ``item`` in the list's order under ``filters`` (the list the
+    approver came from; its Decided or Expired tab counts as the Open one, since only open items are worked).
+    The next one wraps around to the first, so the end of the list still leads somewhere while work remains."""
+    worked = replace(filters, tab=filters.tab if filters.tab in ("open", "mine") else "open", page=1)
+    rows = list_rows(user=user, filters=worked).exclude(pk=item.pk).select_related(None).only("pk", "expires_at")
+    if worked.effective_sort == "expires":
+        after = Q(expires_at__gt=item.expires_at) | Q(expires_at=item.expires_at, pk__gt=item.pk)
+        ordered, backwards = ("expires_at", "pk"), ("-expires_at", "-pk")
+    else:
+        after = Q(pk__lt=item.pk)
+        ordered, backwards = ("-pk",), ("pk",)
+    rows = rows.order_by(*ordered)
+    following = rows.filter(after).first() or rows.first()
+    previous = rows.exclude(after).order_by(*backwards).first()
+    return following, previous
 
 
 def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:

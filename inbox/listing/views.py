@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
@@ -18,6 +18,31 @@ from inbox.expiry.services import run_expiry_summary
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.models import InboxItem, Resume, Run
+
+LIST_COOKIE = "inbox_list"
+THEN_NEXT_SESSION_KEY = "inbox_then_next"
+
+
+def list_filters_of(request: HttpRequest) -> ListFilters:
+    """The filters of the list this user last looked at (the Open tab by default)."""
+    return ListFilters.from_query(QueryDict(request.COOKIES.get(LIST_COOKIE, "")))
+
+
+def then_next(request: HttpRequest) -> bool:
+    """Whether deciding an item goes on to the next open one (the default) or stays on the decided item."""
+    return bool(request.session.get(THEN_NEXT_SESSION_KEY, True))
+
+
+def _triage(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
+    following, previous = page_selectors.neighbours_in_list(
+        user=request.user, filters=list_filters_of(request), item=item
+    )
+    return {
+        "next_item": following,
+        "previous_item": previous,
+        "list_url": "/inbox/?" + list_filters_of(request).querystring(),
+        "then_next": then_next(request),
+    }
 
 
 @login_required
@@ -44,7 +69,13 @@ def item_list(request: HttpRequest) -> HttpResponse:
         # The outcome of a bulk action, shown once after its redirect (see team_views.bulk_decide).
         "bulk_result": request.session.pop("bulk_result", None),
     }
-    return render(request, "inbox/list.html", context)
+    response = render(request, "inbox/list.html", context)
+    # Remembered (a cookie: no session write on every list view) so that an item page's next / previous and
+    # "after deciding" follow this list's order and filters. It is only ever parsed by ListFilters.from_query.
+    response.set_cookie(
+        LIST_COOKIE, filters.querystring(page=1), samesite="Lax", httponly=True, secure=request.is_secure()
+    )
+    return response
 
 
 @login_required
@@ -109,7 +140,7 @@ def _item_page(
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
         "decisions": decisions,
-        "next_item": page_selectors.next_open_item(user=request.user, after=item) if not item.is_open else None,
+        **_triage(request, item),
         # The requester may not approve their own action: the page says so before the click.
         "is_requester": item.is_open and is_requester(request.user, requester_of(item)),
         **page_selectors.item_team(user=request.user, item=item, decisions=decisions),

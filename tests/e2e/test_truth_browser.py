@@ -66,6 +66,7 @@ def test_a_deny_shows_denied_on_the_item_the_run_and_the_list(login, alice, post
     first, second = run.items.order_by("position")
     page = login(alice)
     page.goto(first.get_absolute_url())
+    page.locator("[data-then-next]").uncheck()  # stay on the decided item to look at it
     page.locator('[data-decision-form] button[data-action="deny"]').click()
 
     expect(page.locator(f'.item-head [data-item-status="{first.pk}"]')).to_have_text("Denied")
