@@ -249,3 +249,16 @@ def test_a_confirmation_offers_no_free_text_answer(client, alice, agent):
     item = InboxItemFactory(run__agent=agent.agent, reason="confirmation", message="What about it?")
     client.force_login(alice)
     assert "data-text-answer" not in client.get(item.get_absolute_url()).content.decode()
+
+
+def test_an_empty_inbox_tells_a_newcomer_what_to_do(client, alice):
+    client.force_login(alice)
+    page = client.get("/inbox/").content.decode()
+    assert "data-newcomer" in page and "manage.py agent_create" in page and "Demo agent" in page
+
+
+def test_approvers_see_their_audit_log_and_notification_settings_in_the_navigation(client, alice):
+    client.force_login(alice)
+    page = client.get("/inbox/").content.decode()
+    assert '<a href="/audit/"' in page and '<a href="/inbox/settings/notifications/"' in page
+    assert client.get("/audit/").status_code == 200
