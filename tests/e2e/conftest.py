@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +11,10 @@ from typing import Any, TypeVar
 
 import pytest
 from django.db import connection
+from django.test import Client
 from playwright.sync_api import Page, expect
+
+from inbox.models import Run
 
 T = TypeVar("T")
 
@@ -54,3 +58,20 @@ def orm_beside_playwright(django_db_setup) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         yield
+
+
+@pytest.fixture
+def post_run(agent):
+    """POST a run to the ingest API as the agent; returns the stored Run."""
+
+    def post(body) -> Run:
+        def send():
+            response = Client().post(
+                "/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth
+            )
+            assert response.status_code == 201, response.content
+            return response.json()["id"]
+
+        return Run.objects.get(pk=off_loop(send))
+
+    return post

@@ -10,36 +10,18 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from inbox.models import Decision, InboxItem, Run
+from inbox.models import Decision, InboxItem
 from tests.conftest import spec_example
-from tests.e2e.conftest import off_loop, shot
+from tests.e2e.conftest import shot
 
 pytestmark = pytest.mark.browser
 
 
 def stored(model, **lookup):
     return model.objects.get(**lookup)
-
-
-@pytest.fixture
-def post_run(agent):
-    """POST a run to the ingest API as the agent; returns the stored Run."""
-
-    def post(body) -> Run:
-        def send():
-            response = Client().post(
-                "/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth
-            )
-            assert response.status_code == 201, response.content
-            return response.json()["id"]
-
-        return Run.objects.get(pk=off_loop(send))
-
-    return post
 
 
 def email_with_proposal() -> dict:

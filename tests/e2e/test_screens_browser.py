@@ -10,27 +10,17 @@ import json
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from inbox.decisions.services import decision_submit
-from inbox.models import Resume, Run
+from inbox.models import Resume
 from tests.conftest import PASSWORD, spec_example
 from tests.e2e.conftest import off_loop, shot
 
 pytestmark = pytest.mark.browser
 
 SIZES = {"wide": {"width": 1280, "height": 800}, "phone": {"width": 390, "height": 844}}
-
-
-def _post(agent, body) -> Run:
-    def send():
-        response = Client().post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth)
-        assert response.status_code == 201, response.content
-        return response.json()["id"]
-
-    return Run.objects.get(pk=off_loop(send))
 
 
 def _finished(thread: str, run: str, interrupt: dict) -> dict:
@@ -44,17 +34,16 @@ def _finished(thread: str, run: str, interrupt: dict) -> dict:
 
 
 @pytest.fixture
-def pages(agent, staff, alice) -> dict[str, str]:
+def pages(agent, staff, alice, post_run) -> dict[str, str]:
     """One of every page the issue lists, with data in it."""
-    tool = _post(agent, spec_example("approve_with_edits"))
-    confirmation = _post(
-        agent, _finished("t-c", "r-c", {"id": "c-1", "reason": "confirmation", "message": "Restart the cluster?"})
+    tool = post_run(spec_example("approve_with_edits"))
+    confirmation = post_run(
+        _finished("t-c", "r-c", {"id": "c-1", "reason": "confirmation", "message": "Restart the cluster?"})
     )
     filing = copy.deepcopy(spec_example("non_tool_input_request"))
     filing["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
-    form = _post(agent, filing)
-    nested = _post(
-        agent,
+    form = post_run(filing)
+    nested = post_run(
         _finished(
             "t-n",
             "r-n",
@@ -80,11 +69,11 @@ def pages(agent, staff, alice) -> dict[str, str]:
             },
         ),
     )
-    unknown = _post(
-        agent, _finished("t-u", "r-u", {"id": "u-1", "reason": "ask_user", "message": "What should I tell them?"})
+    unknown = post_run(
+        _finished("t-u", "r-u", {"id": "u-1", "reason": "ask_user", "message": "What should I tell them?"})
     )
-    delivered = _post(
-        agent, _finished("t-d", "r-d", {"id": "d-1", "reason": "confirmation", "message": "Archive the logs?"})
+    delivered = post_run(
+        _finished("t-d", "r-d", {"id": "d-1", "reason": "confirmation", "message": "Archive the logs?"})
     )
     item = delivered.items.get()
     off_loop(decision_submit, item_id=item.pk, user=alice, status="resolved", payload={"approved": True})

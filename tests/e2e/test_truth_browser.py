@@ -6,36 +6,17 @@ Set INBOX_SCREENSHOTS=<dir> to save a screenshot of each page the tests visit.""
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
-from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from inbox.decisions.services import decision_submit
-from inbox.models import InboxItem, Resume, Run
+from inbox.models import InboxItem, Resume
 from tests.e2e.conftest import off_loop, open_live, shot
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture
-def post_run(agent):
-    """POST a run to the ingest API as the agent; returns the stored Run."""
-
-    def post(body) -> Run:
-        def send():
-            response = Client().post(
-                "/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth
-            )
-            assert response.status_code == 201, response.content
-            return response.json()["id"]
-
-        return Run.objects.get(pk=off_loop(send))
-
-    return post
 
 
 def confirmations(thread: str, run: str, *minutes: float, requested_by: str = "") -> dict:
