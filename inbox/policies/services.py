@@ -123,7 +123,7 @@ def policy_create(*, user, fields: dict[str, Any]) -> Policy:
 @transaction.atomic
 def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
     """Change some fields; a change bumps the version, and the audit log records the diff."""
-    policy = Policy.objects.select_for_update().select_related("service_user").get(pk=policy_id)
+    policy = Policy.objects.select_for_update(of=("self",)).select_related("service_user").get(pk=policy_id)
     before = policy.snapshot()
     for key, value in fields.items():
         if key in EDITABLE:
