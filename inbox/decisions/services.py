@@ -32,7 +32,7 @@ from inbox.core import jsonschema_safe
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.expiry.services import run_is_past_expiry
-from inbox.limits import MAX_DECISION_COMMENT
+from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
 from inbox.live import push as live
 from inbox.models import Decision, InboxItem, Run, is_denial
 
@@ -503,6 +503,13 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
             "invalid_action",
             f"action must be one of {', '.join(BULK_ACTIONS)}.",
             [{"path": "action", "message": f"{action!r} is not a bulk action"}],
+        )
+    if len(item_ids) > MAX_BULK_ITEMS:
+        raise DecisionError(
+            400,
+            "too_many_items",
+            f"At most {MAX_BULK_ITEMS} items at once.",
+            [{"path": "ids", "message": f"at most {MAX_BULK_ITEMS} items at once"}],
         )
     check_comment_length((comment or "").strip(), limit=MAX_DECISION_COMMENT, path="comment")
     status, payload = BULK_ACTIONS[action]
