@@ -41,16 +41,12 @@ def record_resume(*, resume: Resume, resumed: Run, record: RunRecord, items: lis
     found: list[Observation] = []
     results = {result["toolCallId"] for result in record.tool_results}
     for item in items:
-        if not (item.tool_call_id or item.linked_call_id) or record.outcome == Run.Outcome.ERROR:
+        if not item.linked_call_id or record.outcome == Run.Outcome.ERROR:
             continue
         approved = item.status == InboxItem.Status.RESOLVED and (item.response_payload or {}).get("approved") is True
-        if item.tool_call_id in results and item.tool_call_id == item.linked_call_id:
-            found.append(
-                ("tool_result_filing", "original_call", f"{item.interrupt_id}: result for {item.tool_call_id}")
-            )
-        elif item.linked_call_id in results:
+        if item.linked_call_id != item.tool_call_id and item.linked_call_id in results:
             found.append(("tool_result_filing", "named_call", f"{item.interrupt_id}: result for {item.linked_call_id}"))
-        elif item.tool_call_id in results:
+        elif item.tool_call_id and item.tool_call_id in results:
             found.append(
                 ("tool_result_filing", "original_call", f"{item.interrupt_id}: result for {item.tool_call_id}")
             )
