@@ -31,7 +31,7 @@ test: $(STAMP)
 
 ## Framework round trips (tests/frameworks, issue 14): each framework's AG-UI integration in its own venv
 ## (.venv-frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
-FRAMEWORKS ?= pydantic-ai strands adk
+FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai
 FRAMEWORK_VENVS := .venv-frameworks
 
 $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
@@ -42,8 +42,8 @@ $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
 
 frameworks-venvs: $(foreach fw,$(FRAMEWORKS),$(FRAMEWORK_VENVS)/$(fw)/.installed)
 
-## make test-frameworks: the round trips of FRAMEWORKS (default: pydantic-ai strands adk; add crewai
-## agent-framework for the heavier ones), with the same database and Redis settings as make test.
+## make test-frameworks: the round trips of FRAMEWORKS (default: all five; FRAMEWORKS="pydantic-ai strands" picks
+## some), with the same database and Redis settings as make test.
 test-frameworks: $(STAMP) frameworks-venvs
 	@mkdir -p $(TEST_VAR)
 	@set +e; INBOX_FRAMEWORK_TESTS=1 INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest \
