@@ -474,6 +474,44 @@ class Suite:
         row.recovery = f"{len(decided)} decided in time; resumes {dict(states)}; {len(threads) - len(decided)} expired"
         return row
 
+    def scenario_healthz_under_load(self) -> Row:
+        row = Row(
+            "healthz",
+            "/healthz answers from heartbeats while ingests and resumes run: no false 'down', ok/down only",
+        )
+        stop = threading.Event()
+
+        def load() -> None:
+            index = 0
+            while not stop.is_set():
+                for thread_id in self.new_runs(row, 1, web=index % 2):
+                    self.decide(row.scenario, thread_id, web=(index + 1) % 2)
+                index += 1
+
+        timings, downs = [], []
+        with ThreadPoolExecutor(3) as pool:
+            loaders = [pool.submit(load) for _ in range(2)]
+            for poll in range(100):
+                started = time.perf_counter()
+                response = self.http.get(self.cluster.web_url(poll % 2) + "/healthz", timeout=5)
+                timings.append((time.perf_counter() - started) * 1000)
+                body = response.json()
+                if response.status_code != 200 or body.get("down"):
+                    downs.append(f"{response.status_code} {body.get('down')}")
+                if set(body) != {"status", "down", "checks"}:
+                    row.failures.append(f"an anonymous caller was shown {sorted(body)}")
+                time.sleep(0.05)
+            stop.set()
+            for loader in loaders:
+                loader.result()
+        self.settle(row)
+        timings.sort()
+        p50, p99 = timings[len(timings) // 2], timings[int(len(timings) * 0.99) - 1]
+        row.recovery = f"100 polls: p50 {p50:.0f} ms, p99 {p99:.0f} ms (target < 100 ms); {len(downs)} down"
+        if downs:
+            row.failures.append(f"/healthz reported down under load: {downs[:3]}")
+        return row
+
     # --- run --------------------------------------------------------------------------------------
 
     def run(self, names: list[str]) -> int:
@@ -528,6 +566,7 @@ SCENARIOS = [
     "postgres_restarted",
     "web_killed_mid_ingest",
     "expiry_races",
+    "healthz_under_load",
 ]
 
 
