@@ -227,6 +227,10 @@ INBOX_HEARTBEAT_SECONDS = env_float("INBOX_HEARTBEAT_SECONDS", 5.0)
 INBOX_UNAVAILABLE_RETRY_AFTER = env_int("INBOX_UNAVAILABLE_RETRY_AFTER", 5)
 # Innermost, so it sees a view's exception first: a database or Redis outage answers 503, not 500.
 MIDDLEWARE.append("config.unavailable.DependencyDownMiddleware")
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "config.unavailable.document_503",
+]
 
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
