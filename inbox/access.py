@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Q, QuerySet
 
 from agents.models import Agent
+from inbox.core import sql as _sql  # noqa: F401  (registers the __anyof lookup)
 from inbox.models import InboxItem, NotificationPreference, Run
 
 
@@ -24,7 +25,7 @@ def visible_items(user) -> QuerySet[InboxItem]:
         return InboxItem.objects.none()
     items = InboxItem.objects.all()
     if not user.is_staff:
-        items = items.filter(agent__in=visible_agents(user))
+        items = items.filter(agent_id__anyof=visible_agents(user).values("pk"))
     return items
 
 
@@ -33,7 +34,7 @@ def visible_runs(user) -> QuerySet[Run]:
         return Run.objects.none()
     runs = Run.objects.all()
     if not user.is_staff:
-        runs = runs.filter(agent__in=visible_agents(user))
+        runs = runs.filter(agent_id__anyof=visible_agents(user).values("pk"))
     return runs
 
 

@@ -9,3 +9,8 @@ MAX_BULK_ITEMS = 500  # items in one bulk decision
 MAX_DECISION_COMMENT = 5000  # characters in the comment that goes with a decision
 MAX_DISCUSSION_COMMENT = 10_000  # characters in a comment on an item's or run's discussion
 MAX_ANSWER_BYTES = 256 * 1024  # bytes of a form answer or edited arguments typed in the page
+# Tab counts on the inbox list stop counting here and show "10,000+": a page never counts a million rows.
+LIST_COUNT_LIMIT = 10_000
+# Threads a text search on the inbox list matches by their id, at most (the search of messages and tool
+# names is not bounded; a thread-id term matching more threads than this is a term too vague to narrow on).
+LIST_SEARCH_THREADS = 500
