@@ -14,3 +14,5 @@ LIST_COUNT_LIMIT = 10_000
 # Threads a text search on the inbox list matches by their id, at most (the search of messages and tool
 # names is not bounded; a thread-id term matching more threads than this is a term too vague to narrow on).
 LIST_SEARCH_THREADS = 500
+# The audit log's pages count events up to here ("10,000+"), never the whole log.
+AUDIT_COUNT_LIMIT = 10_000

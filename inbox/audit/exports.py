@@ -42,7 +42,7 @@ def visible_audit_events(user) -> QuerySet[AuditEvent]:
         return AuditEvent.objects.none()
     if user.is_staff:
         return AuditEvent.objects.all()
-    return AuditEvent.objects.filter(agent__in=visible_agents(user))
+    return AuditEvent.objects.filter(agent_id__anyof=visible_agents(user).values("pk"))
 
 
 def visible_decisions(user) -> QuerySet[Decision]:

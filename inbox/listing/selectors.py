@@ -17,6 +17,7 @@ from django.db.models import Q, QuerySet
 from django.http import QueryDict
 
 from inbox.access import visible_agents, visible_items, visible_runs
+from inbox.core.paging import AtLeast, distinct_values
 from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_THREADS
 from inbox.models import InboxItem, Run, Thread
 
@@ -144,13 +145,6 @@ def _search(user, q: str) -> Q:
     )
 
 
-class AtLeast(int):
-    """A count that stopped at its bound: behaves as the bound, reads "10,000+"."""
-
-    def __str__(self) -> str:
-        return f"{int(self):,}+"
-
-
 def _bounded_count_sql(querysets: list[QuerySet], bound: int) -> tuple[str, list]:
     """One statement of scalar subqueries, each counting its queryset's rows up to ``bound + 1``."""
     parts, params = [], []
@@ -247,30 +241,10 @@ def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
     """The agent and reason choices. Reasons: the core ones, those of open items (read from the status
     index, not a scan of the whole history) and the one currently chosen."""
     agents = list(visible_agents(user).order_by("name").values_list("slug", "name"))
-    open_reasons = _distinct_values(visible_items(user).filter(status=InboxItem.Status.OPEN), "reason", limit=100)
+    open_reasons = distinct_values(visible_items(user).filter(status=InboxItem.Status.OPEN), "reason", limit=100)
     seen = set(open_reasons) | ({filters.reason} if filters.reason else set())
     reasons = list(CORE_REASONS) + sorted(seen - set(CORE_REASONS))
     return {"agents": agents, "reasons": reasons}
-
-
-def _distinct_values(queryset: QuerySet, field: str, *, limit: int) -> list[str]:
-    """The distinct values of ``field`` among the queryset's rows, in order, by skipping through an index
-    that starts with the field (``item_open_reason`` for open items' reasons): one probe per distinct value,
-    where ``DISTINCT`` would read every row (100,000 open items are 100,000 rows)."""
-    column = connections[queryset.db].ops.quote_name(queryset.model._meta.get_field(field).column)
-    first_sql, first_params = queryset.order_by().values(field).query.sql_with_params()
-    next_sql, next_params = (
-        queryset.order_by().values(field).extra(where=[f"{column} > skip.value"]).query.sql_with_params()
-    )
-    sql = (
-        "WITH RECURSIVE skip(value) AS ("
-        f"SELECT (SELECT MIN(candidate.{column}) FROM ({first_sql}) AS candidate) "
-        f"UNION ALL SELECT (SELECT MIN(candidate.{column}) FROM ({next_sql}) AS candidate) "
-        f"FROM skip WHERE skip.value IS NOT NULL) SELECT value FROM skip WHERE value IS NOT NULL LIMIT {int(limit)}"
-    )
-    with connections[queryset.db].cursor() as cursor:
-        cursor.execute(sql, [*first_params, *next_params])
-        return [row[0] for row in cursor.fetchall()]
 
 
 def item_for_page(*, user, pk: int) -> InboxItem | None:
