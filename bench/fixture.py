@@ -17,11 +17,15 @@ Nothing leaves 127.0.0.1. PostgreSQL databases are created on the server of ``BE
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -320,3 +324,43 @@ def print_figures(title: str, figures: list[Figure]) -> None:
             f"  ({f.reference_name})",
             flush=True,
         )
+
+
+# --- a benchmark's command line and scratch database -----------------------------------------------------
+
+
+def arguments(description: str, default_name: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--db", choices=["postgres", "sqlite"], default="postgres")
+    parser.add_argument("--items", type=int, default=1_000_000)
+    parser.add_argument("--open", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--name", default=default_name, help="PostgreSQL database name")
+    parser.add_argument("--keep", action="store_true", help="keep the database for a later --reuse")
+    parser.add_argument("--reuse", action="store_true", help="measure a database kept by an earlier --keep")
+    return parser.parse_args()
+
+
+@contextmanager
+def scratch_database(args: argparse.Namespace) -> Iterator[Dataset]:
+    """The loaded database the arguments ask for (a kept one with ``--reuse``), dropped at the end unless
+    ``--keep``."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as var_dir:
+        reuse = args.reuse and args.db == "postgres" and database_exists(args.name)
+        try:
+            setup_django(db=args.db, name=args.name, var_dir=var_dir, fresh=not reuse)
+            yield existing() if reuse else load(items=args.items, open_count=args.open)
+        finally:
+            if args.db == "postgres" and not args.keep:
+                drop(args.name)
+
+
+def stop(processes: list) -> None:
+    """Terminate the benchmark's own subprocesses (and kill any that do not stop within 20 s)."""
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -13,9 +13,7 @@ straight on the connection (the page's bare SQL, measured in the same run) and t
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -58,29 +56,14 @@ def measure(user, repeat: int) -> list[fixture.Figure]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", choices=["postgres", "sqlite"], default="postgres")
-    parser.add_argument("--items", type=int, default=1_000_000)
-    parser.add_argument("--open", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--name", default=DB_NAME, help="PostgreSQL database name")
-    parser.add_argument("--keep", action="store_true", help="keep the database for a later --reuse")
-    parser.add_argument("--reuse", action="store_true", help="measure a database kept by an earlier --keep")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-inbox-list-") as var_dir:
-        reuse = args.reuse and args.db == "postgres" and fixture.database_exists(args.name)
-        try:
-            fixture.setup_django(db=args.db, name=args.name, var_dir=var_dir, fresh=not reuse)
-            data = fixture.existing() if reuse else fixture.load(items=args.items, open_count=args.open)
-            print(
-                f"{data.items:,} items, {data.open:,} open; targets: pages < {PAGE_TARGET_MS:.0f} ms p50, "
-                f"text search < {SEARCH_TARGET_MS:.0f} ms p50, constant query count"
-            )
-            measure(data.staff, args.repeat)
-            measure(data.approver, args.repeat)
-        finally:
-            if args.db == "postgres" and not args.keep:
-                fixture.drop(args.name)
+    args = fixture.arguments(__doc__.splitlines()[0], DB_NAME)
+    with fixture.scratch_database(args) as data:
+        print(
+            f"{data.items:,} items, {data.open:,} open; targets: pages < {PAGE_TARGET_MS:.0f} ms p50, "
+            f"text search < {SEARCH_TARGET_MS:.0f} ms p50, constant query count"
+        )
+        measure(data.staff, args.repeat)
+        measure(data.approver, args.repeat)
 
 
 if __name__ == "__main__":

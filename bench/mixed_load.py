@@ -162,13 +162,7 @@ def main() -> int:
             [py, "manage.py", "shell", "-c", REPORT], cwd=ROOT, env=env, check=True, capture_output=True, text=True
         ).stdout
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        fixture.stop(processes)
         import redis
 
         connection = redis.Redis.from_url(redis_url)

@@ -167,13 +167,7 @@ def main() -> int:
                     reference[key].append(timing[key])
             browser.close()
     finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        fixture.stop(processes)
         _empty_queue(env["REDIS_URL"])
         if args.db == "postgres":
             fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
