@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs test-frameworks
+.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs test-frameworks bench-smoke
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -73,8 +73,27 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+## make bench: every benchmark at full size (PostgreSQL and Redis servers on loopback; takes a while).
+BENCHES := ingest inbox_list pages expiry export resume live next_page mixed_load
 bench: $(STAMP)
-	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+	@for script in $(BENCHES); do echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
+
+## make bench-smoke: every benchmark at tiny sizes, so that none of them rots (CI runs it; under 2 minutes).
+bench-smoke: $(STAMP)
+	@set -e; started=$$(date +%s); \
+	run() { step=$$(date +%s); echo "== $$*"; $(PY) "$$@" > $(CURDIR)/var/bench-smoke.log 2>&1 || { cat $(CURDIR)/var/bench-smoke.log; exit 1; }; \
+	  tail -n 2 $(CURDIR)/var/bench-smoke.log; echo "   ($$(( $$(date +%s) - step )) s)"; }; \
+	mkdir -p var; \
+	run bench/inbox_list.py --items 2000 --open 200 --repeat 2 --name bench_smoke_pages --keep; \
+	run bench/pages.py --repeat 2 --name bench_smoke_pages --reuse; \
+	run bench/ingest.py --requests 40 --rounds 1 --concurrency 4; \
+	run bench/expiry.py --items 1000 --fresh 100; \
+	run bench/export.py --decisions 1000; \
+	BENCH_ROUNDS=2 run bench/resume.py; \
+	run bench/live.py --items 10; \
+	run bench/next_page.py --clicks 2; \
+	run bench/mixed_load.py --seconds 8 --agents 2 --approvers 3; \
+	echo "bench-smoke: $$(( $$(date +%s) - started )) s"
 
 clean:
 	-$(PY) -m config.embedded_redis stop $(CURDIR)/var

@@ -32,3 +32,10 @@ MAX_ID_LENGTH = 255  # characters of threadId, runId, parentRunId, an interrupt'
 MAX_POLICY_SCHEMA_BYTES = 16 * 1024  # serialized size of an auto-decision policy's match schema
 MAX_POLICY_SCHEMA_DEPTH = 32  # nesting of that schema
 MAX_POLICY_PATTERN = 200  # characters of one pattern in it (matched with RE2)
+# Tab counts on the inbox list stop counting here and show "10,000+": a page never counts a million rows.
+LIST_COUNT_LIMIT = 10_000
+# Threads a text search on the inbox list matches by their id, at most (the search of messages and tool
+# names is not bounded; a thread-id term matching more threads than this is a term too vague to narrow on).
+LIST_SEARCH_THREADS = 500
+# The audit log's pages count events up to here ("10,000+"), never the whole log.
+AUDIT_COUNT_LIMIT = 10_000
