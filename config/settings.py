@@ -223,6 +223,8 @@ INBOX_AGENT_LINE_MAX_BYTES = env_int("INBOX_AGENT_LINE_MAX_BYTES", 4 * 1024 * 10
 INBOX_AGENT_REPLY_MAX_EVENTS = env_int("INBOX_AGENT_REPLY_MAX_EVENTS", 20_000)
 # Workers and beat record a heartbeat this often; /healthz calls one missing for 3 periods down.
 INBOX_HEARTBEAT_SECONDS = env_float("INBOX_HEARTBEAT_SECONDS", 5.0)
+# Beat records its heartbeat from its scheduler's tick (config/heartbeat.py); workers from a thread.
+CELERY_BEAT_SCHEDULER = "config.heartbeat:HeartbeatScheduler"
 # Retry-After of the 503 answered while the database or Redis is unreachable.
 INBOX_UNAVAILABLE_RETRY_AFTER = env_int("INBOX_UNAVAILABLE_RETRY_AFTER", 5)
 # Innermost, so it sees a view's exception first: a database or Redis outage answers 503, not 500.
@@ -239,7 +241,6 @@ CELERY_BEAT_SCHEDULE = {
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
     "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
 }
-CELERY_BEAT_SCHEDULER = "config.heartbeat:HeartbeatScheduler"
 
 LOGGING = {
     "version": 1,

@@ -474,7 +474,9 @@ class Suite:
         from inbox.models import Resume
 
         states = Counter(Resume.objects.filter(thread__thread_id__in=decided).values_list("state", flat=True))
-        row.recovery = f"{len(decided)} decided in time; resumes {dict(states)}; {len(threads) - len(decided)} expired"
+        row.recovery = (
+            f"{len(decided)} decided before expiry (resumes {dict(states)}); {len(threads) - len(decided)} expired open"
+        )
         return row
 
     def scenario_healthz_under_load(self) -> Row:
