@@ -92,16 +92,15 @@ class Suite:
 
     def setup_people(self) -> None:
         from django.contrib.auth.models import Group, User
-        from rest_framework.authtoken.models import Token
-
         from agents.models import Agent
+        from inbox.models import ApiToken
 
         team = Group.objects.create(name="ops")
         self.tokens = []
         for name in ("ann", "ben"):
             user = User.objects.create_user(name, f"{name}@example.com", "correct-horse-battery")
             user.groups.add(team)
-            self.tokens.append(Token.objects.create(user=user).key)
+            self.tokens.append(ApiToken.issue(user)[1])
         agent = Agent.objects.create(slug="demo", name="Demo", endpoint_url=self.cluster.demo_url)
         agent.teams.add(team)
         _, self.agent_token = agent.issue_token()
