@@ -92,6 +92,7 @@ class Suite:
 
     def setup_people(self) -> None:
         from django.contrib.auth.models import Group, User
+
         from agents.models import Agent
         from inbox.models import ApiToken
 
