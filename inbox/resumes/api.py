@@ -23,6 +23,7 @@ class ResumeRetryApi(APIView):
         request=None,
         responses={
             202: ResumeSerializer,
+            403: OpenApiResponse(ERROR_SCHEMA, description="Only staff retry a resume (an operator's action)."),
             404: OpenApiResponse(ERROR_SCHEMA, description="No such run visible to you, or it has no resume."),
             409: OpenApiResponse(
                 inline_serializer(
@@ -40,6 +41,11 @@ class ResumeRetryApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(access.visible_runs(request.user), pk=pk)
         resume = get_object_or_404(Resume, run=run)
+        if not request.user.is_staff:
+            return Response(
+                {"error": "staff_only", "detail": "Only staff retry a failed resume (an operator's action)."},
+                status=status.HTTP_403_FORBIDDEN,
+            )
         try:
             resume = resume_retry(resume=resume, user=request.user)
         except ResumeRetryRefused as refused:
