@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
 from inbox.decisions import api as decisions
 from inbox.ingest import api as ingest
 from inbox.listing import api as listing
@@ -12,15 +13,15 @@ urlpatterns = [
     path("runs", ingest.RunIngestApi.as_view(), name="api-runs-ingest"),
     path("agent", ingest.AgentWhoAmIApi.as_view(), name="api-agent-whoami"),
     path("agents/<slug:slug>/runs", ingest.RunStartApi.as_view(), name="api-agent-runs-start"),
-    path("runs/<int:pk>", listing.RunDetailApi.as_view(), name="api-run"),
+    path("runs/<id:pk>", listing.RunDetailApi.as_view(), name="api-run"),
     path("items", listing.ItemListApi.as_view(), name="api-items"),
-    path("items/<int:pk>", listing.ItemDetailApi.as_view(), name="api-item"),
-    path("items/<int:pk>/decision", decisions.ItemDecisionApi.as_view(), name="api-item-decision"),
+    path("items/<id:pk>", listing.ItemDetailApi.as_view(), name="api-item"),
+    path("items/<id:pk>/decision", decisions.ItemDecisionApi.as_view(), name="api-item-decision"),
     path("items/bulk-decision", decisions.BulkDecisionApi.as_view(), name="api-items-bulk"),
-    path("items/<int:pk>/claim", teams.ItemClaimApi.as_view(), name="api-item-claim"),
-    path("items/<int:pk>/unclaim", teams.ItemUnclaimApi.as_view(), name="api-item-unclaim"),
-    path("items/<int:pk>/assign", teams.ItemAssignApi.as_view(), name="api-item-assign"),
-    path("items/<int:pk>/comments", teams.CommentsApi.as_view(target="item"), name="api-item-comments"),
-    path("runs/<int:pk>/comments", teams.CommentsApi.as_view(target="run"), name="api-run-comments"),
-    path("runs/<int:pk>/resume/retry", resumes.ResumeRetryApi.as_view(), name="api-run-resume-retry"),
+    path("items/<id:pk>/claim", teams.ItemClaimApi.as_view(), name="api-item-claim"),
+    path("items/<id:pk>/unclaim", teams.ItemUnclaimApi.as_view(), name="api-item-unclaim"),
+    path("items/<id:pk>/assign", teams.ItemAssignApi.as_view(), name="api-item-assign"),
+    path("items/<id:pk>/comments", teams.CommentsApi.as_view(target="item"), name="api-item-comments"),
+    path("runs/<id:pk>/comments", teams.CommentsApi.as_view(target="run"), name="api-run-comments"),
+    path("runs/<id:pk>/resume/retry", resumes.ResumeRetryApi.as_view(), name="api-run-resume-retry"),
 ]

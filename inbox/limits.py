@@ -12,3 +12,4 @@ MAX_ANSWER_BYTES = 256 * 1024  # bytes of a form answer or edited arguments type
 MAX_JSON_DEPTH = 64  # nesting of any JSON value an agent or a person sends (arrays and objects)
 MAX_SCHEMA_DEPTH = 32  # nesting of a responseSchema, counted the same way
 MAX_ID_LENGTH = 255  # characters of threadId, runId, parentRunId, an interrupt's id, reason and toolCallId
+MAX_DB_ID = 2**63 - 1  # the largest id a 64-bit column holds; larger ids in a request are refused or ignored

@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox.decisions.services import BULK_ACTIONS, DecisionError, decision_bulk, decision_submit
-from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
+from inbox.limits import MAX_BULK_ITEMS, MAX_DB_ID, MAX_DECISION_COMMENT
 from inbox.listing.serializers import ItemSerializer
 from inbox.models import Decision
 from inbox.teams.api import error_response, field_error
@@ -68,6 +68,7 @@ class ItemDecisionApi(APIView):
             403: OpenApiResponse(DECISION_ERROR_SCHEMA, description="Claimed by someone else, or self-approval."),
             404: OpenApiResponse(DECISION_ERROR_SCHEMA, description="No such item visible to you."),
             409: OpenApiResponse(DECISION_ERROR_SCHEMA, description="No longer open (state, decision), or `expired`."),
+            413: OpenApiResponse(DECISION_ERROR_SCHEMA, description="Payload over INBOX_DECISION_MAX_BYTES."),
         },
         examples=[
             OpenApiExample("Approve", request_only=True, value={"status": "resolved", "payload": {"approved": True}}),
@@ -159,6 +160,8 @@ class BulkDecisionApi(APIView):
         ids = data.get("ids")
         if not isinstance(ids, list) or not ids or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
             return field_error("ids", "a non-empty array of item ids is required")
+        if not all(0 < i <= MAX_DB_ID for i in ids):
+            return field_error("ids", f"item ids are whole numbers from 1 to {MAX_DB_ID}")
         if len(ids) > MAX_BULK_ITEMS:
             return field_error("ids", f"at most {MAX_BULK_ITEMS} items at once")
         comment = data.get("comment", "")

@@ -9,6 +9,8 @@ from typing import Any
 from django import template
 from django.utils import timezone
 
+from inbox.core import safe_json
+
 register = template.Library()
 
 CORE_REASONS = {"tool_call": "Tool call", "input_required": "Input required", "confirmation": "Confirmation"}
@@ -53,8 +55,8 @@ def tool_call_args(tool_call: Any) -> str:
     """An assistant message's toolCalls[i].function.arguments, pretty when it is JSON."""
     arguments = ((tool_call or {}).get("function") or {}).get("arguments", "")
     try:
-        return pretty_json(json.loads(arguments))
-    except (TypeError, ValueError):
+        return pretty_json(safe_json.loads(arguments))
+    except (TypeError, safe_json.UnsafeJson):
         return str(arguments)
 
 
