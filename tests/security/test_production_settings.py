@@ -87,7 +87,7 @@ def test_an_unset_debug_shows_no_debug_page(tmp_path):
         assert "URLconf" not in response.text and "s3cret-password" not in response.text
         # A page that needs the (unreachable) database fails without showing settings either.
         failing = httpx.get(f"http://127.0.0.1:{port}/inbox/", cookies={"sessionid": "x" * 32}, timeout=30)
-        assert failing.status_code == 500
+        assert failing.status_code in (500, 503)  # 503 where a database outage is answered as unavailable
         assert "s3cret-password" not in failing.text and "Traceback" not in failing.text
     finally:
         server.terminate()
