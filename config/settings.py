@@ -254,6 +254,7 @@ LOGGING = {
 # What people and agents may send, and how much work checking it may take (docs/security.md).
 INBOX_DECISION_MAX_BYTES = env_int("INBOX_DECISION_MAX_BYTES", 256 * 1024)
 INBOX_VALIDATION_MAX_STEPS = env_int("INBOX_VALIDATION_MAX_STEPS", 200_000)
+INBOX_VALIDATION_MAX_SECONDS = env_float("INBOX_VALIDATION_MAX_SECONDS", 2.0)
 # Every request body, any endpoint: refused by config.body_limit before Django reads it.
 INBOX_REQUEST_MAX_BYTES = env_int("INBOX_REQUEST_MAX_BYTES", max(INBOX_INGEST_MAX_BYTES, 2 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = INBOX_REQUEST_MAX_BYTES

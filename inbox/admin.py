@@ -214,7 +214,8 @@ class TeamWebhookForm(forms.ModelForm):
         max_length=200,
         required=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="HMAC-SHA256 key for the X-Inbox-Signature header. Leave blank to keep the current one.",
+        help_text="Signing key (Standard Webhooks: a whsec_… secret is used as its base64-decoded bytes, any "
+        "other as its UTF-8 bytes). Leave blank to keep the current one.",
     )
 
     class Meta:

@@ -39,3 +39,4 @@ LIST_COUNT_LIMIT = 10_000
 LIST_SEARCH_THREADS = 500
 # The audit log's pages count events up to here ("10,000+"), never the whole log.
 AUDIT_COUNT_LIMIT = 10_000
+MAX_DB_ID = 2**63 - 1  # the largest id a 64-bit column holds; larger ids in a request are refused or ignored

@@ -72,7 +72,7 @@ def tool_call_trail(request: HttpRequest, tool_call_id: str) -> HttpResponse:
         .select_related("agent", "thread", "run", "decided_by")
         .order_by("created_at", "id")
     )
-    if request.GET.get("item", "").isdigit():
+    if request.GET.get("item", "").isdigit() and len(request.GET["item"]) <= 18:
         items = items.filter(pk=int(request.GET["item"]))
     trails = [build_trail(item) for item in items]
     if not trails:

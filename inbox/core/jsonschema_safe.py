@@ -11,8 +11,9 @@
   is refused too, because jsonschema matches those with Python's backtracking ``re``.
 - **Bounded work.** ``uniqueItems`` and ``enum`` compare canonical forms in a set instead of pairwise,
   schemas are at most ``MAX_SCHEMA_DEPTH`` deep, and one validation applies at most
-  ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (nested ``anyOf`` or ``$ref`` chains can otherwise
-  multiply work exponentially): past it the answer is refused as too costly to check.
+  ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords and takes at most ``INBOX_VALIDATION_MAX_SECONDS``
+  (nested ``anyOf`` or ``$ref`` chains can otherwise multiply work exponentially): past either the answer is
+  refused as too costly to check.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -177,14 +179,24 @@ def _enum(validator, enums, instance, schema) -> Iterator[ValidationError]:
 
 # --- the step budget ----------------------------------------------------------------------------------
 class _Budget:
-    def __init__(self, limit: int):
+    """Keyword applications left, and a wall-clock deadline checked every 1,000 of them (following
+    references deep in a chain costs more than the step count says)."""
+
+    def __init__(self, limit: int, seconds: float):
         self.left = limit
         self.limit = limit
+        self.deadline = time.monotonic() + seconds
+        self.until_clock = 1000
 
     def spend(self, cost: int) -> None:
         self.left -= cost
+        self.until_clock -= 1
         if self.left < 0:
-            raise ValidationTooCostly(self.limit)
+            raise ValidationTooCostly(f"{self.limit} steps")
+        if self.until_clock <= 0:
+            self.until_clock = 1000
+            if time.monotonic() > self.deadline:
+                raise ValidationTooCostly(f"{settings.INBOX_VALIDATION_MAX_SECONDS:g} seconds")
 
 
 _budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("jsonschema_budget", default=None)
@@ -237,7 +249,7 @@ def validator_for(schema: Any) -> jsonschema.protocols.Validator:
 def iter_errors(schema: Any, instance: Any) -> list[ValidationError]:
     """Every error of ``instance`` under ``schema``; raises ``ValidationTooCostly`` past the step budget
     and ``referencing.exceptions.Unresolvable`` for a reference that points outside the schema."""
-    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS))
+    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS, settings.INBOX_VALIDATION_MAX_SECONDS))
     try:
         return list(validator_for(schema).iter_errors(instance))
     finally:

@@ -129,7 +129,7 @@ def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
         errors = sorted(jsonschema_safe.iter_errors(schema, payload), key=lambda e: (list(e.absolute_path), e.message))
         return [{"path": _error_path(error), "message": error.message} for error in errors]
     except jsonschema_safe.ValidationTooCostly as exc:
-        return [{"path": "", "message": f"checking this answer against its schema takes more than {exc} steps"}]
+        return [{"path": "", "message": f"checking this answer against its schema takes more than {exc}"}]
     except RecursionError:
         return [{"path": "", "message": "the answer or its schema is nested too deeply to check"}]
     except SCHEMA_APPLICATION_ERRORS as exc:  # a schema jsonschema cannot apply, or a $ref (never fetched)

@@ -13,6 +13,7 @@ from inbox.core.errors import ApplicationError
 from inbox.decisions import forms
 from inbox.decisions import services as decisions
 from inbox.decisions.services import BULK_ACTIONS, decision_submit
+from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.listing.views import _decision_words, _item_or_404, _item_page, _run_or_404, _run_page
@@ -86,6 +87,8 @@ def _read_ids(post: QueryDict) -> list[int]:
             ids.append(int(value))
         except ValueError:
             continue  # a tampered value: reported below as nothing selected if nothing else is left
+        if not 0 < ids[-1] <= MAX_DB_ID:
+            ids.pop()
     return ids
 
 

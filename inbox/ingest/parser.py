@@ -554,11 +554,13 @@ def _requested_by(events: list) -> str:
 
 
 def _parse_args(text: str) -> Any:
+    """The arguments an agent streamed as text; None when they are not JSON the inbox can store (invalid, or
+    holding NUL, NaN, overlong numbers, deep nesting: see ``inbox.core.safe_json``). The text is kept either way."""
     if not text:
         return {}
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return safe_json.loads(text)
+    except safe_json.UnsafeJson:
         return None
 
 

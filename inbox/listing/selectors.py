@@ -81,7 +81,7 @@ class ListFilters:
         tab = query.get("tab", "open")
         sort = query.get("sort", "")
         try:
-            page = max(1, int(query.get("page", "1")))
+            page = min(max(1, int(query.get("page", "1"))), 1_000_000)  # an offset the database can take
         except ValueError:
             page = 1
         return cls(

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 from inbox.access import locked_by_claim, visible_threads
 from inbox.decisions import forms
 from inbox.expiry.services import run_expiry_summary
+from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.models import InboxItem, Run
@@ -50,6 +51,8 @@ def item_rows(request: HttpRequest) -> HttpResponse:
     """``<tr>`` rows for the live list: ``?ids=1,2`` plus the list's filters."""
     try:
         ids = [int(part) for part in request.GET.get("ids", "").split(",") if part.strip()]
+        if not all(0 < pk <= MAX_DB_ID for pk in ids):
+            raise ValueError
     except ValueError:
         return HttpResponseBadRequest("ids: a comma-separated list of item ids", content_type="text/plain")
     filters = ListFilters.from_query(request.GET)

@@ -437,7 +437,7 @@ class NotificationPreference(models.Model):
 class TeamWebhook(models.Model):
     team = models.ForeignKey(Group, on_delete=models.CASCADE, related_name="inbox_webhooks")
     url = models.CharField(max_length=500)
-    secret = models.CharField(max_length=200, help_text="HMAC-SHA256 key for the X-Inbox-Signature header.")
+    secret = models.CharField(max_length=200, help_text="Signing key of the Standard Webhooks headers.")
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

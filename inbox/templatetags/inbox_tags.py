@@ -10,6 +10,7 @@ from django import template
 from django.utils import timezone
 
 from inbox import access, limits
+from inbox.core import safe_json
 from inbox.decisions.services import needs_form_input
 
 register = template.Library()
@@ -56,8 +57,8 @@ def tool_call_args(tool_call: Any) -> str:
     """An assistant message's toolCalls[i].function.arguments, pretty when it is JSON."""
     arguments = ((tool_call or {}).get("function") or {}).get("arguments", "")
     try:
-        return pretty_json(json.loads(arguments))
-    except (TypeError, ValueError):
+        return pretty_json(safe_json.loads(arguments))
+    except (TypeError, safe_json.UnsafeJson):
         return str(arguments)
 
 
