@@ -21,6 +21,7 @@ urlpatterns = [
     path("inbox/runs/<int:pk>/", listing_views.run_detail, name="run"),
     path("inbox/runs/<int:pk>/decide/", decision_views.run_decide, name="run_decide"),
     path("inbox/runs/<int:pk>/live/", listing_views.run_live, name="run_live"),
+    path("inbox/runs/<int:pk>/preview/", listing_views.run_preview, name="run_preview"),
     path("inbox/threads/<int:pk>/", listing_views.thread_detail, name="thread"),
     path("inbox/settings/notifications/", team_views.notification_settings, name="notification_settings"),
 ]

@@ -1,5 +1,7 @@
-/* Approval Inbox page behaviour: countdowns, keyboard navigation, the edit diff, the run page's live
-   RunAgentInput preview. Plain JS, no build step; every feature degrades to plain links and forms. */
+/* Approval Inbox page behaviour that belongs in the browser: countdowns, keyboard navigation, bulk
+   selection, the edit fields and diff of "Approve with edits". Plain JS, no build step; every feature
+   degrades to plain links and forms. What the server knows (ages, sort order, the resume preview) is
+   rendered by the server. */
 (function () {
   "use strict";
 
@@ -22,23 +24,6 @@
       el.classList.toggle("is-urgent", left > 0 && left < 5 * 60 * 1000);
       el.classList.toggle("is-soon", left >= 5 * 60 * 1000 && left < 60 * 60 * 1000);
       el.textContent = left <= 0 ? "expired" : "in " + formatRemaining(left);
-    });
-  }
-
-  // The list's Age column, in the words of the server's short_age filter.
-  function shortAge(ms) {
-    var s = Math.max(0, Math.floor(ms / 1000));
-    if (s < 60) return "just now";
-    if (s < 3600) return Math.floor(s / 60) + " min ago";
-    if (s < 86400) return Math.floor(s / 3600) + " h ago";
-    return Math.floor(s / 86400) + " d ago";
-  }
-
-  function tickAges() {
-    var now = Date.now();
-    document.querySelectorAll(".col-age time[datetime]").forEach(function (el) {
-      var at = Date.parse(el.getAttribute("datetime"));
-      if (!isNaN(at)) el.textContent = shortAge(now - at);
     });
   }
 
@@ -71,7 +56,8 @@
     if (dialog && dialog.open) return;
     if (pendingG) {
       pendingG = false;
-      if (event.key === "i") { window.location.href = "/inbox/"; return; }
+      var home = document.querySelector("[data-home]");
+      if (event.key === "i" && home) { window.location.href = home.href; return; }
     }
     if (event.key === "g") { pendingG = true; setTimeout(function () { pendingG = false; }, 1000); return; }
     if (event.key === "/") {
@@ -103,7 +89,7 @@
 
   // --- list: bulk selection ----------------------------------------------------------------------
   // The bulk form posts the checked rows without any script; this only adds select-all, the count and
-  // the row highlight. Rows the live script inserts are picked up because everything is looked up anew.
+  // the row highlight. Rows the live updates swap in are picked up because everything is looked up anew.
   function updateBulk() {
     var form = document.querySelector("[data-bulk-form]");
     if (!form) return;
@@ -134,8 +120,7 @@
       }
       if (target.matches && target.matches("[data-bulk-all], [data-bulk-select]")) updateBulk();
     });
-    var tbody = document.getElementById("item-rows");
-    if (tbody && window.MutationObserver) new MutationObserver(updateBulk).observe(tbody, { childList: true });
+    document.addEventListener("inbox:live-applied", updateBulk);
     updateBulk();
   }
 
@@ -315,46 +300,20 @@
   }
 
   // --- run page --------------------------------------------------------------------------------
-  function setupRunPreview() {
+  // "Set all" ticks every open interrupt's choice; the form's change asks the server for the preview.
+  function setupSetAll() {
     var form = document.querySelector("[data-run-form]");
-    var pre = document.getElementById("resume-preview");
-    if (form) {
-      form.querySelectorAll("[data-set-all]").forEach(function (button) {
-        button.addEventListener("click", function () {
-          var value = button.dataset.setAll;
-          form.querySelectorAll("[data-run-item]").forEach(function (li) {
-            var radio = li.querySelector('input[type=radio][value="' + value + '"]');
-            if (radio) radio.checked = true;
-          });
-          form.dispatchEvent(new Event("change"));
+    if (!form) return;
+    form.querySelectorAll("[data-set-all]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var value = button.dataset.setAll;
+        form.querySelectorAll("[data-run-item]").forEach(function (li) {
+          var radio = li.querySelector('input[type=radio][value="' + value + '"]:not([disabled])');
+          if (radio) radio.checked = true;
         });
+        form.dispatchEvent(new Event("change", { bubbles: true }));
       });
-    }
-    if (!form || !pre) return;
-    function update() {
-      // Looked up each time: the live script may have swapped the resume block for a fresher copy.
-      var target = document.getElementById("resume-preview");
-      if (!target) return;
-      var base, entries;
-      try { base = JSON.parse(target.dataset.previewBase); entries = JSON.parse(target.dataset.previewEntries); } catch (e) { return; }
-      var resume = [], waiting = 0;
-      entries.forEach(function (entry) {
-        if (entry.entry) { resume.push(entry.entry); return; }
-        var li = form.querySelector('[data-run-item="' + entry.pk + '"]');
-        var checked = li && li.querySelector("input[type=radio]:checked:not([disabled])");
-        var choice = checked ? checked.value : "";
-        if (choice === "cancel") resume.push({ interruptId: entry.interruptId, status: "cancelled" });
-        else if ((choice === "approve" || choice === "deny") && li.dataset[choice]) {
-          resume.push({ interruptId: entry.interruptId, status: "resolved", payload: JSON.parse(li.dataset[choice]) });
-        } else if (entry.status === "open") waiting++;
-      });
-      target.textContent = JSON.stringify(Object.assign({}, base, { resume: resume }), null, 2);
-      var summary = form.querySelector("[data-run-summary]");
-      if (summary) summary.textContent = waiting ? waiting + " still undecided after this: the resume waits for them." :
-        "This completes the run: the resume above is sent.";
-    }
-    form.addEventListener("change", update);
-    update();
+    });
   }
 
   // --- small things ----------------------------------------------------------------------------
@@ -395,17 +354,17 @@
   function init() {
     tickCountdowns();
     setInterval(tickCountdowns, 1000);
-    setInterval(tickAges, 15000);
+    document.addEventListener("inbox:live-applied", tickCountdowns);
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
     setupEditFields();
     setupEditDiff();
-    setupRunPreview();
+    setupSetAll();
     setupApiButtons();
     setupFilters();
     setupBulk();
   }
 
-  window.Inbox = { tickCountdowns: tickCountdowns, tickAges: tickAges, renderDiff: renderDiff, lineDiff: lineDiff };
+  window.Inbox = { tickCountdowns: tickCountdowns, renderDiff: renderDiff, lineDiff: lineDiff };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
