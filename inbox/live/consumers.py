@@ -83,6 +83,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         self.subscriptions: set[tuple[str, int]] = set()
         self.seen: deque[str] = deque(maxlen=SEEN_IDS)
         self.pending: list[fragments.Event] = []
+        self.csrf_token = fragments.csrf_token_for(self.scope.get("cookies", {}).get(settings.CSRF_COOKIE_NAME))
         self.flusher: asyncio.Task | None = None
         try:
             self.view = LiveView.parse(self.scope.get("query_string", b""))
@@ -193,7 +194,9 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
 
     async def render_and_send(self, events: list[fragments.Event], *, full: bool = False) -> None:
         assert self.view is not None
-        rendered = await database_sync_to_async(fragments.render)(self.view, self.user, events, full=full)
+        rendered = await database_sync_to_async(fragments.render)(
+            self.view, self.user, events, full=full, csrf_token=self.csrf_token
+        )
         if rendered.html:
             await self.send(text_data=rendered.html)
         if rendered.close_code is not None:

@@ -63,19 +63,32 @@ def get_item(mapping: dict, key: str) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 
+# The words of an age, written once: ``(below this many seconds, words, unit in seconds)``; ``{n}`` is the
+# age in units. short_age renders them; the page carries them (``age_steps``) so that a list left open
+# keeps its ages current with the same words (inbox.js reads them, it does not know them).
+AGE_STEPS: list[tuple[int | None, str, int]] = [
+    (60, "just now", 1),
+    (3600, "{n} min ago", 60),
+    (86400, "{n} h ago", 3600),
+    (None, "{n} d ago", 86400),
+]
+
+
 @register.filter
 def short_age(value: datetime | None) -> str:
     """ "just now", "4 min ago", "3 h ago", "2 d ago": short enough for a table column."""
     if value is None:
         return ""
     seconds = max(0, int((timezone.now() - value).total_seconds()))
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds // 60} min ago"
-    if seconds < 86400:
-        return f"{seconds // 3600} h ago"
-    return f"{seconds // 86400} d ago"
+    for below, words, unit in AGE_STEPS:
+        if below is None or seconds < below:
+            return words.format(n=seconds // unit)
+    return ""
+
+
+@register.simple_tag
+def age_steps() -> list[dict[str, Any]]:
+    return [{"below": below, "words": words, "unit": unit} for below, words, unit in AGE_STEPS]
 
 
 @register.filter

@@ -27,6 +27,20 @@
     });
   }
 
+  // The list's Age column follows the clock in the server's words (the steps short_age renders with).
+  function tickAges() {
+    var holder = document.getElementById("age-steps");
+    if (!holder) return;
+    var steps = JSON.parse(holder.textContent), now = Date.now();
+    document.querySelectorAll(".col-age time[datetime]").forEach(function (el) {
+      var at = Date.parse(el.getAttribute("datetime"));
+      if (isNaN(at)) return;
+      var seconds = Math.max(0, Math.floor((now - at) / 1000));
+      var step = steps.find(function (s) { return s.below === null || seconds < s.below; });
+      if (step) el.textContent = step.words.replace("{n}", String(Math.floor(seconds / step.unit)));
+    });
+  }
+
   // --- list: rows, keyboard ---------------------------------------------------------------------
   function rows() { return Array.prototype.slice.call(document.querySelectorAll("tr[data-item-row]")); }
 
@@ -354,6 +368,7 @@
   function init() {
     tickCountdowns();
     setInterval(tickCountdowns, 1000);
+    setInterval(tickAges, 15000);
     document.addEventListener("inbox:live-applied", tickCountdowns);
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
@@ -365,6 +380,6 @@
     setupBulk();
   }
 
-  window.Inbox = { tickCountdowns: tickCountdowns, renderDiff: renderDiff, lineDiff: lineDiff };
+  window.Inbox = { tickCountdowns: tickCountdowns, tickAges: tickAges, renderDiff: renderDiff, lineDiff: lineDiff };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();
