@@ -232,3 +232,5 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
             await self.join(group)
         if self.view is not None:  # the page may now show more or less: render it afresh
             await self.render_and_send([], full=True)
+        else:  # a client learns that from now on it hears what its user may see now
+            await self.send_json({"event": "membership.changed", "payload": {}})
