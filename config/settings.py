@@ -225,13 +225,14 @@ LOGGING = {
 # 8 gives every connection a 5 s socket timeout by default, so each idle consumer's read timed out and the
 # socket died every ~5 s. Reads must be allowed to outlast the blocking pop: the socket timeout is kept above
 # it (and still finite, so a Redis that vanished without closing the connection is noticed).
-CHANNELS_BLOCKING_READ_SECONDS = 5  # channels_redis.core.RedisChannelLayer.brpop_timeout (channels-redis 4.3)
+CHANNELS_BLOCKING_READ_SECONDS = 5  # inbox.live.layer.InboxChannelLayer.brpop_timeout
 CHANNELS_REDIS_SOCKET_TIMEOUT = env_float("CHANNELS_REDIS_SOCKET_TIMEOUT", 10.0)
 if CHANNELS_REDIS_SOCKET_TIMEOUT <= CHANNELS_BLOCKING_READ_SECONDS + 1:
     raise ImproperEnv(
         f"CHANNELS_REDIS_SOCKET_TIMEOUT must be above {CHANNELS_BLOCKING_READ_SECONDS + 1} s: the channel layer "
         f"blocks {CHANNELS_BLOCKING_READ_SECONDS} s on Redis while a socket is idle"
     )
+CHANNEL_LAYERS["default"]["BACKEND"] = "inbox.live.layer.InboxChannelLayer"
 CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [
     {
         "address": REDIS_URL,
