@@ -193,7 +193,7 @@ def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) ->
 
 
 def _preview_summary(preview: dict | None) -> str:
-    if not preview or not preview["chosen"]:
+    if not preview:
         return "All chosen decisions are stored together, or none."
     if preview["waiting"]:
         return f"{preview['waiting']} still undecided after this: the resume waits for them."
