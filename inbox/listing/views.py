@@ -1,5 +1,6 @@
 """The approver's pages: the inbox list, an item, a run (decide all its interrupts at once), and the
-HTML fragments the live page script asks for. Views parse, call one service, and render."""
+fragments the live updates render (``list_context``, ``run_live_context``; pushed by inbox.live.fragments).
+Views parse, call one service, and render."""
 
 from __future__ import annotations
 
@@ -57,7 +58,8 @@ def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
 @login_required
 @require_GET
 def item_rows(request: HttpRequest) -> HttpResponse:
-    """``<tr>`` rows for the live list: ``?ids=1,2`` plus the list's filters."""
+    """``<tr>`` rows as the list with these filters shows them: ``?ids=1,2`` plus the list's filters. (Open
+    pages get their rows over their websocket; this serves clients that poll.)"""
     try:
         ids = [int(part) for part in request.GET.get("ids", "").split(",") if part.strip()]
     except ValueError:
