@@ -12,7 +12,7 @@ from pathlib import Path
 import dj_database_url
 
 from config import embedded_redis
-from config.env import env_bool, env_float, env_int, env_list, env_str
+from config.env import ImproperEnv, env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Importing this module has no side effects: the `config` app's ready hook (config/apps.py) creates VAR_DIR
@@ -357,3 +357,52 @@ if DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
         "max_size": max(DB_POOL_MIN, DB_POOL_MAX),
         "timeout": DB_POOL_TIMEOUT,
     }
+# --- live front end, websockets and CSP (htmx) ---
+# The channel layer blocks on Redis for channels-redis's BRPOP timeout (5 s) while a socket is idle; redis-py
+# 8 gives every connection a 5 s socket timeout by default, so each idle consumer's read timed out and the
+# socket died every ~5 s. Reads must be allowed to outlast the blocking pop: the socket timeout is kept above
+# it (and still finite, so a Redis that vanished without closing the connection is noticed).
+CHANNELS_BLOCKING_READ_SECONDS = 5  # inbox.live.layer.InboxChannelLayer.brpop_timeout
+CHANNELS_REDIS_SOCKET_TIMEOUT = env_float("CHANNELS_REDIS_SOCKET_TIMEOUT", 10.0)
+if CHANNELS_REDIS_SOCKET_TIMEOUT <= CHANNELS_BLOCKING_READ_SECONDS + 1:
+    raise ImproperEnv(
+        f"CHANNELS_REDIS_SOCKET_TIMEOUT must be above {CHANNELS_BLOCKING_READ_SECONDS + 1} s: the channel layer "
+        f"blocks {CHANNELS_BLOCKING_READ_SECONDS} s on Redis while a socket is idle"
+    )
+CHANNEL_LAYERS["default"]["BACKEND"] = "inbox.live.layer.InboxChannelLayer"
+CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [
+    {
+        "address": REDIS_URL,
+        "socket_timeout": CHANNELS_REDIS_SOCKET_TIMEOUT,
+        "socket_connect_timeout": env_float("CHANNELS_REDIS_CONNECT_TIMEOUT", 5.0),
+        "retry_on_timeout": False,
+    }
+]
+# How far back a page that reconnects looks for changes it may have missed (covers commits that took this
+# long after their audit row was written); within it the page's fragments are rendered afresh.
+INBOX_LIVE_RESYNC_MARGIN_SECONDS = env_float("INBOX_LIVE_RESYNC_MARGIN_SECONDS", 10.0)
+# Pushes that reach one socket within this window are rendered together (a burst of 100 new items is a
+# few renders, not 100).
+INBOX_LIVE_DEBOUNCE_SECONDS = env_float("INBOX_LIVE_DEBOUNCE_SECONDS", 0.1)
+
+INSTALLED_APPS += ["django_htmx", "csp"]
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+MIDDLEWARE.append("django_htmx.middleware.HtmxMiddleware")
+
+# Content-Security-Policy: scripts and styles only from this site, no inline code, no inline style attributes.
+_SELF = "'self'"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [_SELF],
+        "script-src": [_SELF],
+        "style-src": [_SELF],
+        "img-src": [_SELF, "data:"],
+        "font-src": [_SELF],
+        "connect-src": [_SELF],
+        "object-src": ["'none'"],
+        "base-uri": [_SELF],
+        "form-action": [_SELF],
+        "frame-ancestors": [_SELF],
+        **({"report-uri": [env_str("CSP_REPORT_URI")]} if env_str("CSP_REPORT_URI") else {}),
+    }
+}

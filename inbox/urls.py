@@ -25,6 +25,7 @@ urlpatterns = [
     path("inbox/runs/<id:pk>/", listing_views.run_detail, name="run"),
     path("inbox/runs/<id:pk>/decide/", decision_views.run_decide, name="run_decide"),
     path("inbox/runs/<id:pk>/live/", listing_views.run_live, name="run_live"),
+    path("inbox/runs/<id:pk>/preview/", listing_views.run_preview, name="run_preview"),
     path("inbox/threads/<id:pk>/", listing_views.thread_detail, name="thread"),
     path("inbox/settings/notifications/", team_views.notification_settings, name="notification_settings"),
     path("policies/", policy_views.policy_list, name="policies"),

@@ -8,7 +8,9 @@ reason filter options.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
@@ -274,20 +276,40 @@ def next_open_item(*, user, after: InboxItem) -> InboxItem | None:
     )
 
 
-def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
-    """What the resume will send, built by the same function that builds the real one, from the decisions
-    made so far. ``input.resume`` holds the decided items; ``entries`` lists every item in order with its
-    entry (or None while undecided), so the run page can show the input as it will be once all are decided."""
+def resume_preview(*, run: Run, items: list[InboxItem], user=None, choices: Mapping[str, str] | None = None) -> dict:
+    """What the resume will send, built by the same function that builds the real one: the decisions made
+    so far, plus the run page's pending ``choices`` (``decision-<pk>``: approve / deny / cancel) for the open
+    items ``user`` may decide. ``waiting`` counts the open items left without a choice; ``chosen`` those with."""
+    from inbox.decisions.forms import DecisionInputError, run_choice_payload
     from inbox.resumes.services import build_resume_input
 
+    choices = choices or {}
+    answers: dict[int, tuple[str, Any]] = {}
+    for item in items:
+        held_by_other = user is not None and locked_by_claim(user, item)
+        if not item.is_open or held_by_other:
+            continue
+        try:
+            answer = run_choice_payload(item, choices.get(f"decision-{item.pk}", ""))
+        except DecisionInputError:
+            answer = None
+        if answer is not None:
+            answers[item.pk] = answer
     decided = [item for item in items if item.is_decided]
     run_input = build_resume_input(run=run, items=decided, next_run_id="(a fresh runId, fixed when it is sent)")
     by_id = {entry["interruptId"]: entry for entry in run_input.get("resume") or []}
-    entries = [
-        {"pk": item.pk, "interruptId": item.interrupt_id, "status": item.status, "entry": by_id.get(item.interrupt_id)}
-        for item in items
-    ]
-    return {"input": run_input, "entries": entries}
+    resume = []
+    for item in items:
+        if item.interrupt_id in by_id:
+            resume.append(by_id[item.interrupt_id])
+        elif item.pk in answers:
+            status, payload = answers[item.pk]
+            entry = {"interruptId": item.interrupt_id, "status": status}
+            if status == InboxItem.Status.RESOLVED:
+                entry["payload"] = payload
+            resume.append(entry)
+    waiting = sum(1 for item in items if item.is_open and item.pk not in answers)
+    return {"input": {**run_input, "resume": resume}, "waiting": waiting, "chosen": len(answers)}
 
 
 def unfiled_results(*, resumed_run: Run | None, items: list[InboxItem]) -> list[dict]:
