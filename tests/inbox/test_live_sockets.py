@@ -14,7 +14,9 @@ from django.test import Client
 from config.asgi import application
 from inbox.live import push as live
 from tests.conftest import free_port
-from tests.inbox.test_consumers import body, connected, run_async, session_cookie
+from tests.helpers.websockets import confirmation_run as body
+from tests.helpers.websockets import connected, session_cookie
+from tests.helpers.websockets import run_scenario as run_async
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
