@@ -144,7 +144,7 @@ def _run_page(
         "run": run,
         "rows": rows,
         # Open interrupts this user may decide here (not locked by someone else's claim).
-        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["locked"]),
+        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["held_by_other"]),
         "items": items,
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
