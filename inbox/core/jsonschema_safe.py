@@ -10,8 +10,8 @@
   (backreferences, lookaround) is refused at ingest. ``unevaluatedProperties`` beside ``patternProperties``
   is refused too, because jsonschema matches those with Python's backtracking ``re``.
 - **Bounded work.** ``uniqueItems`` and ``enum`` compare canonical forms in a set instead of pairwise,
-  and one validation applies at most ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (nested ``anyOf`` or ``$ref`` chains can otherwise
-  multiply work exponentially): past it the answer is refused as too costly to check.
+  and one validation applies at most ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (nested ``anyOf`` or
+  ``$ref`` chains can otherwise multiply work exponentially): past it the answer is refused as too costly.
 - **Bounded schemas.** ``schema_problem`` refuses a schema nested deeper than the caller's ``max_depth``
   and, when the caller sets ``max_pattern``, a pattern longer than that.
 
