@@ -56,6 +56,9 @@ class _SettingRateThrottle(SimpleRateThrottle):
 class FailedAuthThrottle(_SettingRateThrottle):
     scope = "failed_auth"
     setting = "INBOX_FAILED_AUTH_RATE"
+    # Set by SimpleRateThrottle.__init__ from the rate (djangorestframework-stubs do not declare them).
+    num_requests: int
+    duration: int
 
     def get_cache_key(self, request, view=None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

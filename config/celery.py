@@ -31,7 +31,8 @@ def drop_connection_pool(**kwargs) -> None:
             continue
         connection = connections[alias]
         connection.close()
-        if alias in getattr(connection, "_connection_pools", {}):
-            connection.close_pool()
+        close_pool = getattr(connection, "close_pool", None)  # PostgreSQL's wrapper only
+        if close_pool is not None and alias in getattr(connection, "_connection_pools", {}):
+            close_pool()
         db_config["OPTIONS"].pop("pool")
         connection.settings_dict.get("OPTIONS", {}).pop("pool", None)

@@ -30,11 +30,12 @@ class BoundedPaginator(Paginator):
 
     def __init__(self, object_list: QuerySet, per_page: int, *, bound: int) -> None:
         super().__init__(object_list, per_page)
+        self.queryset = object_list
         self.bound = bound
 
     @cached_property
     def count(self) -> int:
-        return bounded_count(self.object_list, self.bound)
+        return bounded_count(self.queryset, self.bound)
 
 
 def distinct_values(queryset: QuerySet, field: str, *, limit: int) -> list:

@@ -35,14 +35,14 @@ class AnyOf(Lookup):
 
     lookup_name = "anyof"
 
-    def as_sql(self, compiler, connection) -> tuple[str, list[Any]]:
+    def as_sql(self, compiler, connection) -> tuple[str, tuple[Any, ...]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         if not rhs.startswith("("):
             rhs = f"({rhs})"
         if connection.vendor == "postgresql":
-            return f"{lhs} = ANY(ARRAY{rhs})", [*lhs_params, *rhs_params]
-        return f"{lhs} IN {rhs}", [*lhs_params, *rhs_params]
+            return f"{lhs} = ANY(ARRAY{rhs})", (*lhs_params, *rhs_params)
+        return f"{lhs} IN {rhs}", (*lhs_params, *rhs_params)
 
 
 ForeignObject.register_lookup(AnyOf)  # foreign keys keep lookups of their own

@@ -20,7 +20,7 @@ from django_jsonform.forms.fields import JSONFormField
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
 from inbox.decisions.services import default_schema_for
-from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT
+from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
 
 ACTIONS = ("approve", "deny", "edit", "answer", "cancel")
@@ -229,7 +229,7 @@ def answer_form(schema: dict, *, initial: str = "", errors: list[dict] | None = 
         answer = JSONFormField(schema=widget_schema(schema), required=False, label="Answer")
 
     try:
-        value = safe_json.loads(initial) if initial else None
+        value = safe_json.loads(initial, max_depth=MAX_JSON_DEPTH) if initial else None
     except safe_json.UnsafeJson:
         value = None
     form = AnswerForm(initial={"answer": value})
@@ -263,7 +263,7 @@ def _parse_json(text: str, path: str) -> Any:
     if len(text.encode(errors="surrogatepass")) > MAX_ANSWER_BYTES:
         raise DecisionInputError("The answer is too large.", [{"path": path, "message": "The answer is too large."}])
     try:
-        return safe_json.loads(text, path)
+        return safe_json.loads(text, path, max_depth=MAX_JSON_DEPTH)
     except safe_json.UnsafeJson as exc:
         raise DecisionInputError(exc.message, [{"path": exc.path, "message": exc.message}]) from None
 

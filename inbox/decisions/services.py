@@ -32,7 +32,7 @@ from inbox.core import jsonschema_safe
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.expiry.services import run_is_past_expiry
-from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
+from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.live import push as live
 from inbox.models import Decision, InboxItem, Run, is_denial
 
@@ -143,7 +143,7 @@ def check_payload(status: Any, payload: Any, schema: dict | None) -> DecisionErr
         return None
     limit = settings.INBOX_DECISION_MAX_BYTES
     try:
-        check_value(payload, "payload")
+        check_value(payload, "payload", max_depth=MAX_JSON_DEPTH)
         size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
     except UnsafeJson as exc:
         return DecisionError(400, "invalid_payload", exc.message, [{"path": exc.path, "message": exc.message}])

@@ -445,8 +445,8 @@ class TeamWebhook(models.Model):
         return f"{self.team_id} → {self.url}"
 
 
-# Models of capability packages that live in the ``inbox`` app's tables.
-from inbox.conformance.models import ConformanceObservation  # noqa: E402,F401
+# Models of capability packages that live in the ``inbox`` app's tables (their modules are in this package).
+from inbox.models.conformance import ConformanceObservation  # noqa: E402,F401
 
 
 class ApiToken(models.Model):
@@ -485,7 +485,8 @@ class ApiToken(models.Model):
         return token, raw
 
 
-# Auto-decision policies live in their own package; import them here so Django registers them with the app.
-from inbox.decisions.link_models import DecisionLinkUse  # noqa: E402, F401
-from inbox.policies.models import Policy, PolicyMatch  # noqa: E402, F401
-from inbox.sso.models import SSOIdentity, TeamClaimMapping  # noqa: E402, F401
+# Decision links, auto-decision policies and single sign-on: their modules are in this package; importing them
+# here registers them with the app.
+from inbox.models.links import DecisionLinkUse  # noqa: E402, F401
+from inbox.models.policies import Policy, PolicyMatch  # noqa: E402, F401
+from inbox.models.sso import SSOIdentity, TeamClaimMapping  # noqa: E402, F401

@@ -58,7 +58,9 @@ class PolicySerializer(serializers.ModelSerializer):
             "url",
         ]
         read_only_fields = ["id", "version"]
-        extra_kwargs = {"name": {"validators": []}}  # uniqueness is the service's rule, reported like the others
+        extra_kwargs: dict[str, dict[str, Any]] = {
+            "name": {"validators": []}
+        }  # uniqueness is the service's rule, reported like the others
 
     def get_url(self, policy: Policy) -> str:
         request = self.context.get("request")
