@@ -14,7 +14,7 @@ from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.ingest.parser import IngestError, RunRecord
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
-from inbox.models import InboxItem, Run, Thread
+from inbox.models import InboxItem, ItemSearchText, Run, Thread
 
 
 @dataclass
@@ -183,6 +183,9 @@ def _run_ingest_once(
             )
         )
     InboxItem.objects.bulk_create(items)
+    ItemSearchText.objects.bulk_create(
+        [ItemSearchText(item=item, agent=agent, text=ItemSearchText.text_of(item, thread.thread_id)) for item in items]
+    )
     # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
     events = [
         audit_event(
