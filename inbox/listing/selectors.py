@@ -158,6 +158,8 @@ def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
     cost does not grow with the history: past the bound a tab reads "10,000+" (an ``AtLeast``), and the
     paginator stops there too."""
     base = _filtered(user, filters)
+    if base.query.is_empty():  # nobody logged in
+        return dict.fromkeys(("open", "mine", "decided", "expired", "all"), 0)
     if filters.q:
         return _search_counts(user=user, matches=base)
     querysets = [
