@@ -26,6 +26,7 @@ from inbox.models import (
     ConformanceObservation,
     Decision,
     InboxItem,
+    ItemSearchText,
     NotificationPreference,
     Resume,
     Run,
@@ -124,6 +125,16 @@ class InboxItemAdmin(ReadOnlyAdmin):
         if not item.tool_call_id:
             return "—"
         return format_html('<a href="{}">trail</a>', reverse("audit:tool_call", args=[item.tool_call_id]))
+
+
+@admin.register(ItemSearchText)
+class ItemSearchTextAdmin(ReadOnlyAdmin):
+    """What the inbox list's text search reads, one row per item (written at ingest)."""
+
+    list_display = ("item", "agent", "text")
+    list_filter = ("agent",)
+    search_fields = ("text",)
+    list_select_related = ("item", "agent")
 
 
 @admin.register(Decision)

@@ -41,6 +41,8 @@ class BoundedPaginator(Paginator):
 def distinct_values(queryset: QuerySet, field: str, *, limit: int) -> list:
     """The distinct values of ``field`` among the queryset's rows, in order, by skipping through an index
     that starts with the field: one probe per distinct value, where ``DISTINCT`` reads every row."""
+    if queryset.query.is_empty():
+        return []
     connection = connections[queryset.db]
     column = connection.ops.quote_name(queryset.model._meta.get_field(field).column)
     values = queryset.order_by().values(field)

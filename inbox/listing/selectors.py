@@ -20,8 +20,8 @@ from django.http import QueryDict
 
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
 from inbox.core.paging import AtLeast, distinct_values
-from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_THREADS
-from inbox.models import InboxItem, Run, Thread
+from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT
+from inbox.models import InboxItem, ItemSearchText, Run
 
 
 def item_list(
@@ -134,17 +134,13 @@ def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
 
 
 def _search(user, q: str) -> Q:
-    """Items whose message, tool name or thread id contains ``q`` (case-insensitive).
-
-    On PostgreSQL each of the three is served by a trigram index (migration 0005): the message and the tool
-    name on the item, the thread id on the thread, whose matching ids (at most ``LIST_SEARCH_THREADS``) are
-    read once as a list so that the planner can OR the three index scans together. SQLite scans."""
-    threads = Thread.objects.filter(thread_id__icontains=q, agent__in=visible_agents(user)).order_by()
-    return (
-        Q(message__icontains=q)
-        | Q(tool_call__name__icontains=q)
-        | Q(thread_id__anyof=threads.values("pk")[:LIST_SEARCH_THREADS])
-    )
+    """Items whose message, tool name or thread id contains ``q`` (case-insensitive): the newest
+    ``LIST_SEARCH_LIMIT`` matches among the viewer's agents, read from ``ItemSearchText`` (a trigram index on
+    PostgreSQL; SQLite scans)."""
+    matches = ItemSearchText.objects.filter(text__icontains=q)
+    if not user.is_staff:
+        matches = matches.filter(agent_id__anyof=visible_agents(user).values("pk"))
+    return Q(pk__anyof=matches.order_by("-item_id").values("item_id")[:LIST_SEARCH_LIMIT])
 
 
 def _bounded_count_sql(querysets: list[QuerySet], bound: int) -> tuple[str, list]:
@@ -164,6 +160,8 @@ def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
     cost does not grow with the history: past the bound a tab reads "10,000+" (an ``AtLeast``), and the
     paginator stops there too."""
     base = _filtered(user, filters)
+    if base.query.is_empty():  # nobody logged in
+        return dict.fromkeys(("open", "mine", "decided", "expired", "all"), 0)
     if filters.q:
         return _search_counts(user=user, matches=base)
     querysets = [

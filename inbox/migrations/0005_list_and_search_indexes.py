@@ -3,6 +3,7 @@
 from django.conf import settings
 import warnings
 
+import django.db.models.deletion
 from django.db import DatabaseError, migrations, models, transaction
 
 
@@ -46,18 +47,26 @@ class Migration(migrations.Migration):
     ]
 
 
-# Text search on the inbox list (message, tool name, thread id) reads trigram indexes on PostgreSQL; the
-# expressions are the ones Django writes for `__icontains` (UPPER(...) LIKE UPPER(...)). SQLite has no such
-# index and scans, which is fine at its sizes.
-TRIGRAM_INDEXES = [
-    ("item_message_trgm", "inbox_inboxitem", 'UPPER("message")'),
-    ("item_tool_name_trgm", "inbox_inboxitem", "UPPER((\"tool_call\" ->> 'name'))"),
-    ("thread_id_trgm", "inbox_thread", 'UPPER("thread_id")'),
-]
+# Text search on the inbox list reads ItemSearchText.text through a trigram index on PostgreSQL; the expression
+# is the one Django writes for `__icontains` (UPPER(...) LIKE UPPER(...)). SQLite has no such index and scans.
+SEARCH_INDEX = 'CREATE INDEX IF NOT EXISTS "item_search_trgm" ON "inbox_itemsearchtext" USING gin (UPPER("text") gin_trgm_ops)'
 
 
-def create_trigram_indexes(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor != "postgresql":
+def fill_search_text_and_index_it(apps, schema_editor) -> None:
+    """One row per stored item (set-based: a million items take seconds), then the trigram index."""
+    vendor = schema_editor.connection.vendor
+    tool_name = "item.tool_call ->> 'name'" if vendor == "postgresql" else "json_extract(item.tool_call, '$.name')"
+    parts = ["NULLIF(item.message, '')", f"NULLIF({tool_name}, '')", "NULLIF(thread.thread_id, '')"]
+    if vendor == "postgresql":
+        text = f"concat_ws(' ', {', '.join(parts)})"
+    else:  # SQLite has no concat_ws before 3.44
+        text = "TRIM(" + " || ' ' || ".join(f"COALESCE({part}, '')" for part in parts) + ")"
+    schema_editor.execute(
+        'INSERT INTO "inbox_itemsearchtext" ("item_id", "agent_id", "text") '
+        f'SELECT item.id, item.agent_id, {text} FROM "inbox_inboxitem" item '
+        'JOIN "inbox_thread" thread ON thread.id = item.thread_id'
+    )
+    if vendor != "postgresql":
         return
     try:
         with transaction.atomic(using=schema_editor.connection.alias):
@@ -66,15 +75,39 @@ def create_trigram_indexes(apps, schema_editor) -> None:
         # pg_trgm ships with PostgreSQL (contrib); a role that may not create it gets a search that scans.
         warnings.warn(f"pg_trgm unavailable ({error}); the inbox's text search will scan", stacklevel=1)
         return
-    for name, table, expression in TRIGRAM_INDEXES:
-        schema_editor.execute(f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" USING gin ({expression} gin_trgm_ops)')
+    schema_editor.execute(SEARCH_INDEX)
 
 
-def drop_trigram_indexes(apps, schema_editor) -> None:
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for name, _table, _expression in TRIGRAM_INDEXES:
-        schema_editor.execute(f'DROP INDEX IF EXISTS "{name}"')
+def drop_search_index(apps, schema_editor) -> None:
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute('DROP INDEX IF EXISTS "item_search_trgm"')
 
 
-Migration.operations.append(migrations.RunPython(create_trigram_indexes, drop_trigram_indexes, elidable=False))
+Migration.operations += [
+    migrations.CreateModel(
+        name="ItemSearchText",
+        fields=[
+            (
+                "item",
+                models.OneToOneField(
+                    on_delete=django.db.models.deletion.CASCADE,
+                    primary_key=True,
+                    related_name="search_text",
+                    serialize=False,
+                    to="inbox.inboxitem",
+                ),
+            ),
+            ("text", models.TextField()),
+            (
+                "agent",
+                models.ForeignKey(
+                    db_index=False,
+                    on_delete=django.db.models.deletion.CASCADE,
+                    related_name="+",
+                    to="agents.agent",
+                ),
+            ),
+        ],
+    ),
+    migrations.RunPython(fill_search_text_and_index_it, drop_search_index, elidable=False),
+]
