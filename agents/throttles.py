@@ -44,6 +44,7 @@ class _FailOpenCache:
 
 class _SettingRateThrottle(SimpleRateThrottle):
     setting = ""
+    cache: Any  # a _FailOpenCache over the "throttle" cache
 
     def __init__(self) -> None:
         self.cache = _FailOpenCache(caches["throttle"])

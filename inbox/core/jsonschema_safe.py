@@ -257,7 +257,7 @@ def validator_for(schema: Any) -> jsonschema.protocols.Validator:
 
 def is_valid(schema: Any, instance: Any) -> bool:
     """Whether ``instance`` satisfies ``schema``, stopping at the first error; raises like ``iter_errors``."""
-    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS))
+    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS, settings.INBOX_VALIDATION_MAX_SECONDS))
     try:
         return validator_for(schema).is_valid(instance)
     finally:

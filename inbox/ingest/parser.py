@@ -561,7 +561,7 @@ def _parse_args(text: str) -> Any:
     if not text:
         return {}
     try:
-        return safe_json.loads(text)
+        return safe_json.loads(text, max_depth=MAX_JSON_DEPTH)
     except safe_json.UnsafeJson:
         return None
 
