@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs test-frameworks
+.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs test-frameworks bench-smoke
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -31,7 +31,7 @@ test: $(STAMP)
 
 ## Framework round trips (tests/frameworks, issue 14): each framework's AG-UI integration in its own venv
 ## (.venv-frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
-FRAMEWORKS ?= pydantic-ai strands adk
+FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai
 FRAMEWORK_VENVS := .venv-frameworks
 
 $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
@@ -42,8 +42,8 @@ $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
 
 frameworks-venvs: $(foreach fw,$(FRAMEWORKS),$(FRAMEWORK_VENVS)/$(fw)/.installed)
 
-## make test-frameworks: the round trips of FRAMEWORKS (default: pydantic-ai strands adk; add crewai
-## agent-framework for the heavier ones), with the same database and Redis settings as make test.
+## make test-frameworks: the round trips of FRAMEWORKS (default: all five; FRAMEWORKS="pydantic-ai strands" picks
+## some), with the same database and Redis settings as make test.
 test-frameworks: $(STAMP) frameworks-venvs
 	@mkdir -p $(TEST_VAR)
 	@set +e; INBOX_FRAMEWORK_TESTS=1 INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest \
@@ -73,8 +73,27 @@ format: $(STAMP)
 	$(VENV)/bin/ruff format .
 	$(VENV)/bin/ruff check --fix .
 
+## make bench: every benchmark at full size (PostgreSQL and Redis servers on loopback; takes a while).
+BENCHES := ingest inbox_list pages expiry export resume live next_page mixed_load
 bench: $(STAMP)
-	@for script in bench/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
+	@for script in $(BENCHES); do echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
+
+## make bench-smoke: every benchmark at tiny sizes, so that none of them rots (CI runs it; under 2 minutes).
+bench-smoke: $(STAMP)
+	@set -e; started=$$(date +%s); \
+	run() { step=$$(date +%s); echo "== $$*"; $(PY) "$$@" > $(CURDIR)/var/bench-smoke.log 2>&1 || { cat $(CURDIR)/var/bench-smoke.log; exit 1; }; \
+	  tail -n 2 $(CURDIR)/var/bench-smoke.log; echo "   ($$(( $$(date +%s) - step )) s)"; }; \
+	mkdir -p var; \
+	run bench/inbox_list.py --items 2000 --open 200 --repeat 2 --name bench_smoke_pages --keep; \
+	run bench/pages.py --repeat 2 --name bench_smoke_pages --reuse; \
+	run bench/ingest.py --requests 40 --rounds 1 --concurrency 4; \
+	run bench/expiry.py --items 1000 --fresh 100; \
+	run bench/export.py --decisions 1000; \
+	BENCH_ROUNDS=2 run bench/resume.py; \
+	run bench/live.py --items 10; \
+	run bench/next_page.py --clicks 2; \
+	run bench/mixed_load.py --seconds 8 --agents 2 --approvers 3; \
+	echo "bench-smoke: $$(( $$(date +%s) - started )) s"
 
 clean:
 	-$(PY) -m config.embedded_redis stop $(CURDIR)/var

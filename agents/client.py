@@ -27,7 +27,6 @@ from agents.models import Agent
 
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 _TERMINAL = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
-_CHUNK = 64 * 1024
 # Transient HTTP answers: worth another attempt later. Any other 4xx is a request the agent refuses.
 _RETRYABLE_STATUS = {408, 425, 429}
 
@@ -120,7 +119,7 @@ def _post_and_read(http: httpx.Client, agent: Agent, run_input: dict[str, Any]) 
 def _excerpt(response: httpx.Response) -> str:
     """The first few hundred bytes of an error body, never the whole of it."""
     head = b""
-    for chunk in response.iter_raw(_CHUNK):
+    for chunk in response.iter_raw():
         head += chunk
         if len(head) >= 300:
             break
@@ -133,7 +132,8 @@ def _lines(response: httpx.Response, *, started: float) -> Iterator[bytes]:
     max_total, max_line = settings.INBOX_AGENT_REPLY_MAX_BYTES, settings.INBOX_AGENT_LINE_MAX_BYTES
     total = 0
     pending = b""
-    for chunk in response.iter_raw(_CHUNK):
+    # No chunk_size: httpx would hold bytes back until a whole chunk has arrived; each read is checked as it comes.
+    for chunk in response.iter_raw():
         elapsed = time.monotonic() - started
         if elapsed > deadline:
             raise AgentCallError(

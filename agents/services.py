@@ -45,6 +45,30 @@ def agent_register(
 
 
 @transaction.atomic
+def agent_ensure(
+    *, slug: str, name: str, endpoint_url: str, description: str = "", user: Any = None, via: str = ""
+) -> tuple[Agent, bool]:
+    """Create the agent, or bring its name and endpoint to these values (idempotent: an agent already so
+    writes nothing). Returns the agent and whether it was created."""
+    agent, created = Agent.objects.select_for_update().get_or_create(
+        slug=slug, defaults={"name": name, "endpoint_url": endpoint_url, "description": description}
+    )
+    if created:
+        fields = ["slug", "name", "endpoint_url", "description"]
+    else:
+        wanted = {"name": name, "endpoint_url": endpoint_url}
+        fields = [field for field, value in wanted.items() if getattr(agent, field) != value]
+        if not fields:
+            return agent, False
+        for field in fields:
+            setattr(agent, field, wanted[field])
+        agent.save(update_fields=fields)
+    change = "created" if created else "changed"
+    agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, user=user, via=via)
+    return agent, created
+
+
+@transaction.atomic
 def agent_save(agent: Agent, *, created: bool, fields: list[str], user: Any = None, via: str = "") -> Agent:
     """Save an agent edited in a form (the admin). ``fields`` names what changed, never the values."""
     agent.save()

@@ -8,17 +8,46 @@
 
 from __future__ import annotations
 
+import logging
+from typing import Any
+
 from django.conf import settings
 from django.core.cache import caches
+from redis.exceptions import RedisError
 from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
+
+log = logging.getLogger(__name__)
+
+
+class _FailOpenCache:
+    """The throttle cache, failing open: while Redis is unreachable a limit is not counted (and logged), so an
+    outage of the counter never turns into an outage of the API (the rest of the request still needs Redis
+    only where it really does)."""
+
+    def __init__(self, cache: Any) -> None:
+        self._cache = cache
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self._cache.get(key, default)
+        except RedisError as exc:
+            log.warning("throttle cache unreachable, not counting: %s", exc)
+            return default
+
+    def set(self, key: str, value: Any, timeout: float | None = None) -> None:
+        try:
+            self._cache.set(key, value, timeout)
+        except RedisError as exc:
+            log.warning("throttle cache unreachable, not counting: %s", exc)
 
 
 class _SettingRateThrottle(SimpleRateThrottle):
     setting = ""
+    cache: Any  # a _FailOpenCache over the "throttle" cache
 
     def __init__(self) -> None:
-        self.cache = caches["throttle"]
+        self.cache = _FailOpenCache(caches["throttle"])
         super().__init__()
 
     def get_rate(self) -> str:
@@ -28,6 +57,9 @@ class _SettingRateThrottle(SimpleRateThrottle):
 class FailedAuthThrottle(_SettingRateThrottle):
     scope = "failed_auth"
     setting = "INBOX_FAILED_AUTH_RATE"
+    # Set by SimpleRateThrottle.__init__ from the rate (djangorestframework-stubs do not declare them).
+    num_requests: int
+    duration: int
 
     def get_cache_key(self, request, view=None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

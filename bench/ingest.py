@@ -142,6 +142,8 @@ def main() -> int:
         "REDIS_URL": REDIS_URL,
         "DEBUG": "0",
         "LOG_LEVEL": "WARNING",
+        # The bench measures throughput, not the per-agent ingest throttle (one agent posts everything).
+        "INBOX_INGEST_RATE": "1000000/min",
     }
     py = sys.executable
     server = None

@@ -78,7 +78,7 @@ def alive(kinds: list[str]) -> dict[str, dict[str, float]]:
 def last_seen(kind: str) -> float | None:
     """Seconds since any member of ``kind`` was recorded (None: never, or not for an hour)."""
     newest = client().zrevrange(key(kind), 0, 0, withscores=True)
-    return round(time.time() - newest[0][1], 1) if newest else None
+    return round(time.time() - float(newest[0][1]), 1) if newest else None
 
 
 class _Beater(threading.Thread):

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 
 from config import embedded_redis
-from config.env import env_bool, env_float, env_int, env_list, env_str
+from config.env import ImproperEnv, env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Importing this module has no side effects: the `config` app's ready hook (config/apps.py) creates VAR_DIR
@@ -132,7 +133,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "inbox")
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
-CHANNEL_LAYERS = {
+CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
         "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNELS_PREFIX", "inbox")},
@@ -150,7 +151,7 @@ LOGOUT_REDIRECT_URL = "login"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.SessionAuthentication",
-        "inbox.core.tokens.ApiTokenAuthentication",
+        "inbox.api_tokens.ApiTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -223,10 +224,16 @@ INBOX_AGENT_LINE_MAX_BYTES = env_int("INBOX_AGENT_LINE_MAX_BYTES", 4 * 1024 * 10
 INBOX_AGENT_REPLY_MAX_EVENTS = env_int("INBOX_AGENT_REPLY_MAX_EVENTS", 20_000)
 # Workers and beat record a heartbeat this often; /healthz calls one missing for 3 periods down.
 INBOX_HEARTBEAT_SECONDS = env_float("INBOX_HEARTBEAT_SECONDS", 5.0)
+# Beat records its heartbeat from its scheduler's tick (config/heartbeat.py); workers from a thread.
+CELERY_BEAT_SCHEDULER = "config.heartbeat:HeartbeatScheduler"
 # Retry-After of the 503 answered while the database or Redis is unreachable.
 INBOX_UNAVAILABLE_RETRY_AFTER = env_int("INBOX_UNAVAILABLE_RETRY_AFTER", 5)
 # Innermost, so it sees a view's exception first: a database or Redis outage answers 503, not 500.
 MIDDLEWARE.append("config.unavailable.DependencyDownMiddleware")
+SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
+    "drf_spectacular.hooks.postprocess_schema_enums",
+    "config.unavailable.document_503",
+]
 
 CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
@@ -235,9 +242,8 @@ CELERY_BEAT_SCHEDULE = {
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
     "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
 }
-CELERY_BEAT_SCHEDULER = "config.heartbeat:HeartbeatScheduler"
 
-LOGGING = {
+LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
@@ -249,6 +255,7 @@ LOGGING = {
 # What people and agents may send, and how much work checking it may take (docs/security.md).
 INBOX_DECISION_MAX_BYTES = env_int("INBOX_DECISION_MAX_BYTES", 256 * 1024)
 INBOX_VALIDATION_MAX_STEPS = env_int("INBOX_VALIDATION_MAX_STEPS", 200_000)
+INBOX_VALIDATION_MAX_SECONDS = env_float("INBOX_VALIDATION_MAX_SECONDS", 2.0)
 # Every request body, any endpoint: refused by config.body_limit before Django reads it.
 INBOX_REQUEST_MAX_BYTES = env_int("INBOX_REQUEST_MAX_BYTES", max(INBOX_INGEST_MAX_BYTES, 2 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = INBOX_REQUEST_MAX_BYTES
@@ -289,7 +296,7 @@ INBOX_FAILED_AUTH_RATE = env_str("INBOX_FAILED_AUTH_RATE", "30/min")  # failed t
 INBOX_INGEST_RATE = env_str("INBOX_INGEST_RATE", "6000/min")  # POST /api/v1/runs per agent
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"failed_auth": INBOX_FAILED_AUTH_RATE, "ingest": INBOX_INGEST_RATE}
 REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "inbox.core.parsers.SafeJSONParser",
+    "inbox.parsers.JSONParser",
     "rest_framework.parsers.FormParser",
     "rest_framework.parsers.MultiPartParser",
 ]
@@ -341,3 +348,69 @@ SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})
 SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
     {"ItemOutcomeEnum": "inbox.models.InboxItem.Outcome", "RunOutcomeEnum": "inbox.models.Run.Outcome"}
 )
+# --- Database connection pool (perf) ----------------------------------------------------------
+# Every web process keeps a pool of PostgreSQL connections (Django's native psycopg pool). Under ASGI each
+# request runs on a thread of its own; the pool hands it a connection and takes it back when the request
+# ends, so a request no longer pays a new connection (~5 ms of server CPU) and kept connections cannot pile
+# up. The pool is per process and opened lazily; Celery workers and beat drop it before they fork
+# (config/celery.py), so a pool is never shared across fork.
+DB_POOL = env_bool("DB_POOL", True)
+DB_POOL_MIN = env_int("DB_POOL_MIN", 2)
+DB_POOL_MAX = env_int("DB_POOL_MAX", 16)
+DB_POOL_TIMEOUT = env_float("DB_POOL_TIMEOUT", 10.0)
+if DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not as well
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": DB_POOL_MIN,
+        "max_size": max(DB_POOL_MIN, DB_POOL_MAX),
+        "timeout": DB_POOL_TIMEOUT,
+    }
+# --- live front end, websockets and CSP (htmx) ---
+# The channel layer blocks on Redis for channels-redis's BRPOP timeout (5 s) while a socket is idle; redis-py
+# 8 gives every connection a 5 s socket timeout by default, so each idle consumer's read timed out and the
+# socket died every ~5 s. Reads must be allowed to outlast the blocking pop: the socket timeout is kept above
+# it (and still finite, so a Redis that vanished without closing the connection is noticed).
+CHANNELS_BLOCKING_READ_SECONDS = 5  # inbox.live.layer.InboxChannelLayer.brpop_timeout
+CHANNELS_REDIS_SOCKET_TIMEOUT = env_float("CHANNELS_REDIS_SOCKET_TIMEOUT", 10.0)
+if CHANNELS_REDIS_SOCKET_TIMEOUT <= CHANNELS_BLOCKING_READ_SECONDS + 1:
+    raise ImproperEnv(
+        f"CHANNELS_REDIS_SOCKET_TIMEOUT must be above {CHANNELS_BLOCKING_READ_SECONDS + 1} s: the channel layer "
+        f"blocks {CHANNELS_BLOCKING_READ_SECONDS} s on Redis while a socket is idle"
+    )
+CHANNEL_LAYERS["default"]["BACKEND"] = "inbox.live.layer.InboxChannelLayer"
+CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [
+    {
+        "address": REDIS_URL,
+        "socket_timeout": CHANNELS_REDIS_SOCKET_TIMEOUT,
+        "socket_connect_timeout": env_float("CHANNELS_REDIS_CONNECT_TIMEOUT", 5.0),
+        "retry_on_timeout": False,
+    }
+]
+# How far back a page that reconnects looks for changes it may have missed (covers commits that took this
+# long after their audit row was written); within it the page's fragments are rendered afresh.
+INBOX_LIVE_RESYNC_MARGIN_SECONDS = env_float("INBOX_LIVE_RESYNC_MARGIN_SECONDS", 10.0)
+# Pushes that reach one socket within this window are rendered together (a burst of 100 new items is a
+# few renders, not 100).
+INBOX_LIVE_DEBOUNCE_SECONDS = env_float("INBOX_LIVE_DEBOUNCE_SECONDS", 0.1)
+
+INSTALLED_APPS += ["django_htmx", "csp"]
+MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
+MIDDLEWARE.append("django_htmx.middleware.HtmxMiddleware")
+
+# Content-Security-Policy: scripts and styles only from this site, no inline code, no inline style attributes.
+_SELF = "'self'"
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [_SELF],
+        "script-src": [_SELF],
+        "style-src": [_SELF],
+        "img-src": [_SELF, "data:"],
+        "font-src": [_SELF],
+        "connect-src": [_SELF],
+        "object-src": ["'none'"],
+        "base-uri": [_SELF],
+        "form-action": [_SELF],
+        "frame-ancestors": [_SELF],
+        **({"report-uri": [env_str("CSP_REPORT_URI")]} if env_str("CSP_REPORT_URI") else {}),
+    }
+}

@@ -90,3 +90,33 @@ def server_error(request: HttpRequest, *args: object, **kwargs: object) -> HttpR
     if component is not None:
         return unavailable_response(request, component)
     return django_server_error(request)
+
+
+UNAVAILABLE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "error": {"type": "string", "enum": ["service_unavailable"]},
+        "detail": {"type": "string"},
+        "component": {"type": "string", "enum": ["database", "redis"]},
+        "retryAfter": {"type": "integer", "description": "Seconds; also in the Retry-After header."},
+    },
+    "required": ["error", "detail", "component"],
+}
+
+
+def document_503(result: dict, generator: object, request: object, public: bool) -> dict:
+    """drf-spectacular postprocessing hook: every operation may answer the documented 503."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict) or "responses" not in operation:
+                continue
+            operation["responses"].setdefault(
+                "503",
+                {
+                    "description": "The database or Redis is unreachable; nothing was changed. Retry after the "
+                    "number of seconds in the Retry-After header.",
+                    "headers": {"Retry-After": {"schema": {"type": "integer"}}},
+                    "content": {"application/json": {"schema": UNAVAILABLE_SCHEMA}},
+                },
+            )
+    return result

@@ -22,6 +22,7 @@ from django.contrib.auth.models import Group
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.models import Agent
+from inbox.core import sql as _sql  # noqa: F401  (registers the __anyof lookup)
 from inbox.models import AuditEvent, Decision, InboxItem, NotificationPreference, Resume, Run, Thread
 
 
@@ -44,7 +45,8 @@ def _of_visible_agents(user: Any, queryset: QuerySet, agent_path: str = "agent")
         return queryset.none()
     if sees_everything(user):
         return queryset
-    return queryset.filter(**{f"{agent_path}__in": visible_agents(user)})
+    # ``agent_id = ANY(ARRAY(subquery))``: PostgreSQL plans the visible agents once (an InitPlan).
+    return queryset.filter(**{f"{agent_path}_id__anyof": visible_agents(user).values("pk")})
 
 
 def visible_items(user: Any) -> QuerySet[InboxItem]:
@@ -54,9 +56,9 @@ def visible_items(user: Any) -> QuerySet[InboxItem]:
     items = InboxItem.objects.all()
     if sees_everything(user):
         return items
-    return items.filter(
-        Q(routed_team__isnull=True, agent__in=visible_agents(user)) | Q(routed_team__in=user.groups.all())
-    )
+    # ``agent_id = ANY(ARRAY(subquery))``: PostgreSQL plans the visible agents once (an InitPlan).
+    mine = Q(routed_team__isnull=True, agent_id__anyof=visible_agents(user).values("pk"))
+    return items.filter(mine | Q(routed_team__in=user.groups.all()))
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
@@ -67,7 +69,7 @@ def visible_runs(user: Any) -> QuerySet[Run]:
     if sees_everything(user):
         return runs
     routed_here = InboxItem.objects.filter(run=OuterRef("pk"), routed_team__in=user.groups.all())
-    return runs.filter(Q(agent__in=visible_agents(user)) | Exists(routed_here))
+    return runs.filter(Q(agent_id__anyof=visible_agents(user).values("pk")) | Exists(routed_here))
 
 
 def visible_threads(user: Any) -> QuerySet[Thread]:

@@ -26,6 +26,7 @@ from inbox.models import (
     ConformanceObservation,
     Decision,
     InboxItem,
+    ItemSearchText,
     NotificationPreference,
     Resume,
     Run,
@@ -126,6 +127,16 @@ class InboxItemAdmin(ReadOnlyAdmin):
         return format_html('<a href="{}">trail</a>', reverse("audit:tool_call", args=[item.tool_call_id]))
 
 
+@admin.register(ItemSearchText)
+class ItemSearchTextAdmin(ReadOnlyAdmin):
+    """What the inbox list's text search reads, one row per item (written at ingest)."""
+
+    list_display = ("item", "agent", "text")
+    list_filter = ("agent",)
+    search_fields = ("text",)
+    list_select_related = ("item", "agent")
+
+
 @admin.register(Decision)
 class DecisionAdmin(ReadOnlyAdmin):
     list_display = ("item", "user", "status", "final", "counts", "created_at")
@@ -214,7 +225,8 @@ class TeamWebhookForm(forms.ModelForm):
         max_length=200,
         required=False,
         widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="HMAC-SHA256 key for the X-Inbox-Signature header. Leave blank to keep the current one.",
+        help_text="Signing key (Standard Webhooks: a whsec_… secret is used as its base64-decoded bytes, any "
+        "other as its UTF-8 bytes). Leave blank to keep the current one.",
     )
 
     class Meta:

@@ -8,8 +8,10 @@ class InboxConfig(AppConfig):
     def ready(self) -> None:
         from inbox.audit import agent_receivers
         from inbox.ingest.signals import run_ingested
+        from inbox.live import membership
         from inbox.teams import notifications
 
+        membership.connect()
         run_ingested.connect(notifications.notify_on_ingest, dispatch_uid="inbox.notify_on_ingest")
         # The audit record of the agent registry's changes (agents sends signals; it imports no inbox code).
         agent_receivers.connect()

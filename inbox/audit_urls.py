@@ -1,5 +1,6 @@
 from django.urls import path
 
+import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
 from inbox.audit import views
 
 app_name = "audit"
@@ -7,6 +8,6 @@ urlpatterns = [
     path("", views.audit_log, name="log"),
     path("export/<str:kind>.<str:fmt>", views.audit_export, name="export"),
     path("tool-calls/<path:tool_call_id>/", views.tool_call_trail, name="tool_call"),
-    path("threads/<int:pk>/", views.thread_detail, name="thread"),
+    path("threads/<id:pk>/", views.thread_detail, name="thread"),
     path("stats/", views.stats, name="stats"),
 ]

@@ -32,3 +32,11 @@ MAX_ID_LENGTH = 255  # characters of threadId, runId, parentRunId, an interrupt'
 MAX_POLICY_SCHEMA_BYTES = 16 * 1024  # serialized size of an auto-decision policy's match schema
 MAX_POLICY_SCHEMA_DEPTH = 32  # nesting of that schema
 MAX_POLICY_PATTERN = 200  # characters of one pattern in it (matched with RE2)
+# Tab counts on the inbox list stop counting here and show "10,000+": a page never counts a million rows.
+LIST_COUNT_LIMIT = 10_000
+# A text search on the inbox list shows the newest this many matches (a term matching more is too vague to
+# page through; the tab counts read "10,000+" then).
+LIST_SEARCH_LIMIT = 10_000
+# The audit log's pages count events up to here ("10,000+"), never the whole log.
+AUDIT_COUNT_LIMIT = 10_000
+MAX_DB_ID = 2**63 - 1  # the largest id a 64-bit column holds; larger ids in a request are refused or ignored

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
 from inbox.decisions import link_views
 from inbox.decisions import views as decision_views
 from inbox.listing import views as listing_views
@@ -12,24 +13,25 @@ app_name = "inbox"
 urlpatterns = [
     path("inbox/", listing_views.item_list, name="list"),
     path("inbox/rows/", listing_views.item_rows, name="rows"),
-    path("inbox/items/<int:pk>/", listing_views.item_detail, name="item"),
-    path("inbox/items/<int:pk>/decide/", decision_views.item_decide, name="item_decide"),
-    path("inbox/items/<int:pk>/claim/", team_views.item_claim, name="item_claim"),
-    path("inbox/items/<int:pk>/release/", team_views.item_release, name="item_release"),
-    path("inbox/items/<int:pk>/assign/", team_views.item_assign, name="item_assign"),
-    path("inbox/items/<int:pk>/comments/", team_views.item_comment, name="item_comment"),
+    path("inbox/items/<id:pk>/", listing_views.item_detail, name="item"),
+    path("inbox/items/<id:pk>/decide/", decision_views.item_decide, name="item_decide"),
+    path("inbox/items/<id:pk>/claim/", team_views.item_claim, name="item_claim"),
+    path("inbox/items/<id:pk>/release/", team_views.item_release, name="item_release"),
+    path("inbox/items/<id:pk>/assign/", team_views.item_assign, name="item_assign"),
+    path("inbox/items/<id:pk>/comments/", team_views.item_comment, name="item_comment"),
     path("inbox/decide/<str:token>/", link_views.decision_link, name="decision_link"),
     path("inbox/bulk/", decision_views.bulk_decide, name="bulk_decide"),
-    path("inbox/runs/<int:pk>/comments/", team_views.run_comment, name="run_comment"),
-    path("inbox/runs/<int:pk>/", listing_views.run_detail, name="run"),
-    path("inbox/runs/<int:pk>/decide/", decision_views.run_decide, name="run_decide"),
-    path("inbox/runs/<int:pk>/live/", listing_views.run_live, name="run_live"),
-    path("inbox/threads/<int:pk>/", listing_views.thread_detail, name="thread"),
+    path("inbox/runs/<id:pk>/comments/", team_views.run_comment, name="run_comment"),
+    path("inbox/runs/<id:pk>/", listing_views.run_detail, name="run"),
+    path("inbox/runs/<id:pk>/decide/", decision_views.run_decide, name="run_decide"),
+    path("inbox/runs/<id:pk>/live/", listing_views.run_live, name="run_live"),
+    path("inbox/runs/<id:pk>/preview/", listing_views.run_preview, name="run_preview"),
+    path("inbox/threads/<id:pk>/", listing_views.thread_detail, name="thread"),
     path("inbox/settings/notifications/", team_views.notification_settings, name="notification_settings"),
     path("policies/", policy_views.policy_list, name="policies"),
     path("policies/new/", policy_views.policy_new, name="policy_new"),
     path("policies/stats/", policy_views.policy_stats, name="policy_stats"),
-    path("policies/<int:pk>/", policy_views.policy_detail, name="policy"),
-    path("policies/<int:pk>/edit/", policy_views.policy_edit, name="policy_edit"),
-    path("policies/<int:pk>/promote/", policy_views.policy_promote_view, name="policy_promote"),
+    path("policies/<id:pk>/", policy_views.policy_detail, name="policy"),
+    path("policies/<id:pk>/edit/", policy_views.policy_edit, name="policy_edit"),
+    path("policies/<id:pk>/promote/", policy_views.policy_promote_view, name="policy_promote"),
 ]

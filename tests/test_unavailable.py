@@ -57,3 +57,11 @@ def test_healthz_names_the_database_and_nothing_more(client, database_down):
     assert response.status_code == 503
     assert response.json()["checks"]["database"] == "down"
     assert "nonexistent" not in response.content.decode()
+
+
+def test_the_openapi_schema_documents_the_503(client, db):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    decision = schema["paths"]["/api/v1/items/{id}/decision"]["post"]["responses"]["503"]
+    assert "Retry-After" in decision["headers"]
+    body = decision["content"]["application/json"]["schema"]
+    assert body["properties"]["component"]["enum"] == ["database", "redis"]

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from inbox.core import safe_json
 from inbox.models import Decision, InboxItem, Resume, Run
 
 
@@ -95,8 +96,8 @@ class Trail:
         content = (self.result or {}).get("content")
         if isinstance(content, str):
             try:
-                return json.dumps(json.loads(content), indent=2, ensure_ascii=False)
-            except ValueError:
+                return json.dumps(safe_json.loads(content), indent=2, ensure_ascii=False)
+            except safe_json.UnsafeJson:
                 return content
         return json.dumps(content, indent=2, ensure_ascii=False)
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
@@ -18,6 +17,8 @@ from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, export_respon
 from inbox.audit.timeline import thread_timeline
 from inbox.audit.trail import build_trail
 from inbox.core.errors import ApplicationError
+from inbox.core.paging import BoundedPaginator, distinct_values
+from inbox.limits import AUDIT_COUNT_LIMIT
 from inbox.models import AuditEvent
 
 
@@ -31,7 +32,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
             form = AuditFilterForm({}, user=request.user)
             form.is_valid()
         events = form.events().select_related("agent", "thread").order_by("-created_at", "-id")
-        page = Paginator(events, 50).get_page(request.GET.get("page"))
+        page = BoundedPaginator(events, 50, bound=AUDIT_COUNT_LIMIT).get_page(request.GET.get("page"))
         for event in page.object_list:
             event.data_json = json.dumps(event.data, ensure_ascii=False, sort_keys=True) if event.data else ""
     query = request.GET.copy()
@@ -45,7 +46,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
 
 
 def _known_verbs() -> list[str]:
-    return list(AuditEvent.objects.order_by("verb").values_list("verb", flat=True).distinct()[:200])
+    return distinct_values(AuditEvent.objects.all(), "verb", limit=200)  # skips through the verb index
 
 
 @login_required
@@ -71,7 +72,7 @@ def tool_call_trail(request: HttpRequest, tool_call_id: str) -> HttpResponse:
         .select_related("agent", "thread", "run", "decided_by")
         .order_by("created_at", "id")
     )
-    if request.GET.get("item", "").isdigit():
+    if request.GET.get("item", "").isdigit() and len(request.GET["item"]) <= 18:
         items = items.filter(pk=int(request.GET["item"]))
     trails = [build_trail(item) for item in items]
     if not trails:

@@ -14,7 +14,7 @@ from django.utils import timezone
 from inbox.conformance.models import ConformanceObservation
 from inbox.conformance.rules import BY_KEY
 from inbox.ingest.parser import RunRecord, named_call
-from inbox.models import InboxItem, Resume, Run
+from inbox.models import AuditEvent, InboxItem, Resume, Run
 
 Observation = tuple[str, str, str]  # behaviour, variant, detail
 CORE_REASONS = {"tool_call", "input_required", "confirmation"}
@@ -41,16 +41,12 @@ def record_resume(*, resume: Resume, resumed: Run, record: RunRecord, items: lis
     found: list[Observation] = []
     results = {result["toolCallId"] for result in record.tool_results}
     for item in items:
-        if not (item.tool_call_id or item.linked_call_id) or record.outcome == Run.Outcome.ERROR:
+        if not item.linked_call_id or record.outcome == Run.Outcome.ERROR:
             continue
         approved = item.status == InboxItem.Status.RESOLVED and (item.response_payload or {}).get("approved") is True
-        if item.tool_call_id in results and item.tool_call_id == item.linked_call_id:
-            found.append(
-                ("tool_result_filing", "original_call", f"{item.interrupt_id}: result for {item.tool_call_id}")
-            )
-        elif item.linked_call_id in results:
+        if item.linked_call_id != item.tool_call_id and item.linked_call_id in results:
             found.append(("tool_result_filing", "named_call", f"{item.interrupt_id}: result for {item.linked_call_id}"))
-        elif item.tool_call_id in results:
+        elif item.tool_call_id and item.tool_call_id in results:
             found.append(
                 ("tool_result_filing", "original_call", f"{item.interrupt_id}: result for {item.tool_call_id}")
             )
@@ -63,12 +59,22 @@ def record_resume(*, resume: Resume, resumed: Run, record: RunRecord, items: lis
             found.append(("reemitted_tool_calls", "reemitted", "re-emitted " + ", ".join(again)))
         elif any(item.tool_call_id for item in items):
             found.append(("reemitted_tool_calls", "not_reemitted", ""))
-    if resume.attempts > 1:
+    if _resent(resume):
         if record.outcome == Run.Outcome.ERROR:
             found.append(("replay", "run_error", f"attempt {resume.attempts}: {record.error_message[:400]}"))
         else:
             found.append(("replay", "answered", f"attempt {resume.attempts} answered {record.outcome}"))
     save(agent_id=resumed.agent_id, run=resumed, observations=found)
+
+
+def _resent(resume: Resume) -> bool:
+    """This input (same runId) was sent before: an earlier attempt of this claim series, or an operator's retry
+    (which restarts the attempt count)."""
+    if resume.attempts > 1:
+        return True
+    return AuditEvent.objects.filter(
+        object_type=Resume._meta.model_name, object_id=str(resume.pk), verb="resume.retried"
+    ).exists()
 
 
 def _outcome(record: RunRecord) -> Observation:

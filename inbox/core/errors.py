@@ -142,9 +142,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code = getattr(exc, "default_code", "error")
         detail = getattr(exc, "detail", None)
         response.data.setdefault("error", getattr(detail, "code", None) or code)
-        if getattr(exc, "field", None):  # inbox.core.parsers.UnsafeBody
-            response.data.setdefault("field", exc.field)
-            response.data.setdefault("rule", exc.rule)
+        field = getattr(exc, "field", None)  # inbox.core.parsers.UnsafeBody
+        if field:
+            response.data.setdefault("field", field)
+            response.data.setdefault("rule", getattr(exc, "rule", None))
     return response
 
 

@@ -10,9 +10,14 @@
   (backreferences, lookaround) is refused at ingest. ``unevaluatedProperties`` beside ``patternProperties``
   is refused too, because jsonschema matches those with Python's backtracking ``re``.
 - **Bounded work.** ``uniqueItems`` and ``enum`` compare canonical forms in a set instead of pairwise,
-  schemas are at most ``MAX_SCHEMA_DEPTH`` deep, and one validation applies at most
-  ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (nested ``anyOf`` or ``$ref`` chains can otherwise
-  multiply work exponentially): past it the answer is refused as too costly to check.
+  and one validation applies at most ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords and takes at most
+  ``INBOX_VALIDATION_MAX_SECONDS`` (nested ``anyOf`` or ``$ref`` chains can otherwise multiply work
+  exponentially): past either the answer is refused as too costly to check.
+- **Bounded schemas.** ``schema_problem`` refuses a schema nested deeper than the caller's ``max_depth``
+  and, when the caller sets ``max_pattern``, a pattern longer than that.
+
+Its users: an interrupt's ``responseSchema`` (``inbox.ingest.parser``, ``inbox.decisions.services``) and an
+auto-decision policy's match schema (``inbox.policies.schema``); each passes its own limits.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,16 +37,16 @@ import referencing.jsonschema
 from django.conf import settings
 from jsonschema.exceptions import ValidationError
 
-from inbox.limits import MAX_SCHEMA_DEPTH
-
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 
+# referencing declares its attrs classes through its own ``__dataclass_transform__`` stub, which mypy does not
+# read, so it sees no ``__init__`` fields: the keyword arguments below are the documented ones.
 def _refuse_retrieval(uri: str) -> referencing.Resource:
-    raise referencing.exceptions.NoSuchResource(ref=uri)
+    raise referencing.exceptions.NoSuchResource(ref=uri)  # type: ignore[call-arg]
 
 
-NO_FETCH_REGISTRY: referencing.Registry = referencing.Registry(retrieve=_refuse_retrieval)
+NO_FETCH_REGISTRY: referencing.Registry = referencing.Registry(retrieve=_refuse_retrieval)  # type: ignore[call-arg]
 
 
 class SchemaProblem(ValueError):
@@ -68,14 +74,19 @@ def compile_pattern(pattern: str) -> Any:
     return re2.compile(pattern, options=_RE2_OPTIONS)
 
 
-def pattern_problem(pattern: Any) -> str | None:
+def pattern_problem(pattern: Any, max_length: int | None = None) -> tuple[str, str] | None:
+    """``(rule, message)`` when ``pattern`` cannot be used, else None."""
     if not isinstance(pattern, str):
-        return "a pattern must be a string"
+        return "pattern_re2", "a pattern must be a string"
+    if max_length is not None and len(pattern) > max_length:
+        return "pattern_length", f"a pattern is at most {max_length} characters ({len(pattern)} given)"
     try:
         compile_pattern(pattern)
     except Exception as exc:  # re2.error: backreferences, lookaround and other non-linear constructs
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        return f"pattern {pattern!r} is not supported ({reason}); patterns are matched in linear time (RE2 syntax)"
+        return "pattern_re2", (
+            f"pattern {pattern!r} is not supported ({reason}); patterns are matched in linear time (RE2 syntax)"
+        )
     return None
 
 
@@ -177,14 +188,24 @@ def _enum(validator, enums, instance, schema) -> Iterator[ValidationError]:
 
 # --- the step budget ----------------------------------------------------------------------------------
 class _Budget:
-    def __init__(self, limit: int):
+    """Keyword applications left, and a wall-clock deadline checked every 1,000 of them (following
+    references deep in a chain costs more than the step count says)."""
+
+    def __init__(self, limit: int, seconds: float):
         self.left = limit
         self.limit = limit
+        self.deadline = time.monotonic() + seconds
+        self.until_clock = 1000
 
     def spend(self, cost: int) -> None:
         self.left -= cost
+        self.until_clock -= 1
         if self.left < 0:
-            raise ValidationTooCostly(self.limit)
+            raise ValidationTooCostly(f"{self.limit} steps")
+        if self.until_clock <= 0:
+            self.until_clock = 1000
+            if time.monotonic() > self.deadline:
+                raise ValidationTooCostly(f"{settings.INBOX_VALIDATION_MAX_SECONDS:g} seconds")
 
 
 _budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("jsonschema_budget", default=None)
@@ -216,7 +237,7 @@ _OVERRIDES = {
 
 
 @functools.cache
-def safe_validator_class(base: type) -> type:
+def safe_validator_class(base: Any) -> Any:
     keywords = dict(base.VALIDATORS)
     for name, keyword in _OVERRIDES.items():
         if name in keywords:
@@ -224,7 +245,7 @@ def safe_validator_class(base: type) -> type:
     return jsonschema.validators.extend(base, {name: _budgeted(name, kw) for name, kw in keywords.items()})
 
 
-def base_validator_class(schema: Any) -> type:
+def base_validator_class(schema: Any) -> Any:
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 
@@ -234,10 +255,19 @@ def validator_for(schema: Any) -> jsonschema.protocols.Validator:
     return safe_validator_class(base)(schema, registry=NO_FETCH_REGISTRY, format_checker=base.FORMAT_CHECKER)
 
 
+def is_valid(schema: Any, instance: Any) -> bool:
+    """Whether ``instance`` satisfies ``schema``, stopping at the first error; raises like ``iter_errors``."""
+    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS, settings.INBOX_VALIDATION_MAX_SECONDS))
+    try:
+        return validator_for(schema).is_valid(instance)
+    finally:
+        _budget.reset(token)
+
+
 def iter_errors(schema: Any, instance: Any) -> list[ValidationError]:
     """Every error of ``instance`` under ``schema``; raises ``ValidationTooCostly`` past the step budget
     and ``referencing.exceptions.Unresolvable`` for a reference that points outside the schema."""
-    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS))
+    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS, settings.INBOX_VALIDATION_MAX_SECONDS))
     try:
         return list(validator_for(schema).iter_errors(instance))
     finally:
@@ -299,12 +329,13 @@ def _subschemas(schema: dict, path: str) -> Iterator[tuple[Any, str]]:
             yield value, _join(path, keyword)
 
 
-def schema_problem(schema: Any) -> SchemaProblem | None:
-    """What makes ``schema`` unusable for the inbox beyond its meta-schema, or None: too deep, a
-    reference that points outside the schema or to nothing, a pattern RE2 cannot compile."""
-    deepest = _depth(schema, MAX_SCHEMA_DEPTH)
-    if deepest > MAX_SCHEMA_DEPTH:
-        return SchemaProblem("", "max_depth", f"the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels")
+def schema_problem(schema: Any, *, max_depth: int, max_pattern: int | None = None) -> SchemaProblem | None:
+    """What makes ``schema`` unusable for the inbox beyond its meta-schema, or None: deeper than
+    ``max_depth``, a reference that points outside the schema or to nothing, a pattern RE2 cannot compile
+    (or longer than ``max_pattern`` characters, when given)."""
+    deepest = _depth(schema, max_depth)
+    if deepest > max_depth:
+        return SchemaProblem("", "max_depth", f"the schema is nested deeper than {max_depth} levels")
     if not isinstance(schema, dict):
         return None
     specification = referencing.jsonschema.specification_with(
@@ -339,14 +370,14 @@ def schema_problem(schema: Any) -> SchemaProblem | None:
                 return SchemaProblem(where, "ref_resolvable", f"{keyword} {ref!r} points to nothing in this schema")
         for keyword in ("pattern",):
             if keyword in node:
-                problem = pattern_problem(node[keyword])
+                problem = pattern_problem(node[keyword], max_pattern)
                 if problem:
-                    return SchemaProblem(_join(path, keyword), "pattern_re2", problem)
+                    return SchemaProblem(_join(path, keyword), *problem)
         if isinstance(node.get("patternProperties"), dict):
             for pattern in node["patternProperties"]:
-                problem = pattern_problem(pattern)
+                problem = pattern_problem(pattern, max_pattern)
                 if problem:
-                    return SchemaProblem(_join(path, "patternProperties"), "pattern_re2", problem)
+                    return SchemaProblem(_join(path, "patternProperties"), *problem)
             patterns_at = patterns_at or _join(path, "patternProperties")
         if "unevaluatedProperties" in node:
             unevaluated_at = unevaluated_at or _join(path, "unevaluatedProperties")

@@ -2,7 +2,7 @@
 
 ``loads`` refuses what the standard library accepts but the rest of the product cannot store or process:
 ``NaN``/``Infinity`` and numbers that overflow to infinity (``1e400``), integers longer than Python converts
-(over 4,300 digits), nesting deeper than ``MAX_JSON_DEPTH`` (which would otherwise end in ``RecursionError``),
+(over 4,300 digits), nesting deeper than the caller's ``max_depth`` (which would otherwise end in ``RecursionError``),
 and strings holding ``\\u0000`` (PostgreSQL refuses it in ``text`` and ``jsonb``) or a lone UTF-16 surrogate
 (which cannot be encoded as UTF-8). ``check_value`` applies the same rules to an already-decoded value, and
 ``check_text`` to one string. Each refusal is an ``UnsafeJson`` naming the path of the offending value.
@@ -14,8 +14,6 @@ import json
 import math
 import re
 from typing import Any
-
-from inbox.limits import MAX_JSON_DEPTH
 
 _BAD_CHARS = re.compile("[\x00\ud800-\udfff]")
 
@@ -78,7 +76,7 @@ def check_text(text: str, path: str) -> None:
         raise UnsafeJson(path, problem[0], f"{path or 'The value'} {problem[1]}.")
 
 
-def check_value(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) -> None:
+def check_value(value: Any, path: str = "", *, max_depth: int) -> None:
     """Depth, strings (keys too) and numbers of a decoded JSON value, walked without recursion."""
     stack: list[tuple[Any, str, int]] = [(value, path, 1)]
     while stack:
@@ -97,15 +95,16 @@ def check_value(value: Any, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) 
                 )
             if isinstance(current, dict):
                 for key, sub in current.items():
-                    if isinstance(key, str) and text_problem(key) is not None:
-                        rule, message = text_problem(key)
+                    problem = text_problem(key) if isinstance(key, str) else None
+                    if problem is not None:
+                        rule, message = problem
                         raise UnsafeJson(where, rule, f"A key of {where or 'the value'} {message}.")
                     stack.append((sub, _join(where, str(key)), depth + 1))
             else:
                 stack.extend((sub, _join(where, index), depth + 1) for index, sub in enumerate(current))
 
 
-def loads(data: str | bytes, path: str = "", *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def loads(data: str | bytes, path: str = "", *, max_depth: int) -> Any:
     """``json.loads`` for untrusted input. Raises ``UnsafeJson`` (not valid JSON too: rule ``json``)."""
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet
+from django.db.models import Field, ForeignObject, Lookup, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -22,6 +22,30 @@ def id_set(ids: Iterable[int]) -> RawSQL:
     if connection.vendor == "postgresql":
         return RawSQL("SELECT unnest(%s::bigint[])", [ids])
     return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])
+
+
+@Field.register_lookup
+class AnyOf(Lookup):
+    """``field__anyof=<queryset of one column>``: the field's value is among the subquery's rows.
+
+    On PostgreSQL it reads ``= ANY(ARRAY(<subquery>))``: the subquery runs once (an InitPlan) and the planner
+    sees a plain list of values, so an index on the field serves the condition, OR-ed conditions combine
+    their index scans, and MIN or ORDER BY … LIMIT can walk an index; the semi-join that ``__in`` makes
+    hides all of that. Elsewhere it is a plain ``IN``."""
+
+    lookup_name = "anyof"
+
+    def as_sql(self, compiler, connection) -> tuple[str, tuple[Any, ...]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        rhs, rhs_params = self.process_rhs(compiler, connection)
+        if not rhs.startswith("("):
+            rhs = f"({rhs})"
+        if connection.vendor == "postgresql":
+            return f"{lhs} = ANY(ARRAY{rhs})", (*lhs_params, *rhs_params)
+        return f"{lhs} IN {rhs}", (*lhs_params, *rhs_params)
+
+
+ForeignObject.register_lookup(AnyOf)  # foreign keys keep lookups of their own
 
 
 def _update_sql(

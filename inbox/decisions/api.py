@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from inbox.core.errors import StrictCharField, StrictIntegerField, read_input
 from inbox.decisions.services import BULK_ACTIONS, check_visible, decision_bulk, decision_submit
-from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
+from inbox.limits import MAX_BULK_ITEMS, MAX_DB_ID, MAX_DECISION_COMMENT
 from inbox.listing.serializers import ItemSerializer
 from inbox.models import Decision
 
@@ -87,6 +87,7 @@ class ItemDecisionApi(APIView):
             403: OpenApiResponse(DECISION_ERROR_SCHEMA, description="Claimed by someone else, or self-approval."),
             404: OpenApiResponse(DECISION_ERROR_SCHEMA, description="No such item visible to you."),
             409: OpenApiResponse(DECISION_ERROR_SCHEMA, description="No longer open (state, decision), or `expired`."),
+            413: OpenApiResponse(DECISION_ERROR_SCHEMA, description="Payload over INBOX_DECISION_MAX_BYTES."),
         },
         examples=[
             OpenApiExample("Approve", request_only=True, value={"status": "resolved", "payload": {"approved": True}}),
@@ -134,7 +135,14 @@ class BulkDecisionInputSerializer(serializers.Serializer):
     """The body of ``POST /api/v1/items/bulk-decision``."""
 
     ids = serializers.ListField(
-        child=StrictIntegerField(),
+        child=StrictIntegerField(
+            min_value=1,
+            max_value=MAX_DB_ID,
+            error_messages={
+                "min_value": f"item ids are whole numbers from 1 to {MAX_DB_ID}",
+                "max_value": f"item ids are whole numbers from 1 to {MAX_DB_ID}",
+            },
+        ),
         min_length=1,
         max_length=MAX_BULK_ITEMS,
         error_messages={

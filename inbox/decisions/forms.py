@@ -20,7 +20,7 @@ from django_jsonform.forms.fields import JSONFormField
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
 from inbox.decisions.services import default_schema_for
-from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT
+from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
 
 ACTIONS = ("approve", "deny", "edit", "answer", "text", "cancel")
@@ -223,12 +223,38 @@ def jsonform_error_map(errors: list[dict]) -> dict[str, list[str]]:
     return error_map
 
 
+_LINK_FORMATS = {"uri", "uri-reference"}  # django-jsonform shows these as an input plus a link to its value
+_UPLOAD_FORMATS = {"data-url", "file-url"}  # upload widgets: the inbox takes no files, so plain text
+_SAFE_SCHEMES = ("http:", "https:", "mailto:")
+
+
+def _safe_link(value: Any) -> bool:
+    return isinstance(value, str) and value.strip().lower().startswith(_SAFE_SCHEMES)
+
+
+def widget_schema(schema: Any) -> Any:
+    """The agent's schema as handed to django-jsonform: a link-rendered field keeps its ``default`` only if it
+    is an http(s) or mailto URL (a ``javascript:`` default would otherwise be a clickable link), and upload
+    formats become plain text fields. Validation still uses the agent's schema unchanged."""
+    if isinstance(schema, list):
+        return [widget_schema(sub) for sub in schema]
+    if not isinstance(schema, dict):
+        return schema
+    safe = {key: widget_schema(value) for key, value in schema.items()}
+    kind = safe.get("format") if isinstance(safe.get("format"), str) else None
+    if kind in _LINK_FORMATS and "default" in safe and not _safe_link(safe["default"]):
+        del safe["default"]
+    if kind in _UPLOAD_FORMATS:
+        del safe["format"]
+    return safe
+
+
 def answer_form(schema: dict, *, initial: str = "", errors: list[dict] | None = None) -> forms.Form:
     class AnswerForm(forms.Form):
-        answer = JSONFormField(schema=schema, required=False, label="Answer")
+        answer = JSONFormField(schema=widget_schema(schema), required=False, label="Answer")
 
     try:
-        value = safe_json.loads(initial) if initial else None
+        value = safe_json.loads(initial, max_depth=MAX_JSON_DEPTH) if initial else None
     except safe_json.UnsafeJson:
         value = None
     form = AnswerForm(initial={"answer": value})
@@ -262,7 +288,7 @@ def _parse_json(text: str, path: str) -> Any:
     if len(text.encode(errors="surrogatepass")) > MAX_ANSWER_BYTES:
         raise DecisionInputError("The answer is too large.", [{"path": path, "message": "The answer is too large."}])
     try:
-        return safe_json.loads(text, path)
+        return safe_json.loads(text, path, max_depth=MAX_JSON_DEPTH)
     except safe_json.UnsafeJson as exc:
         raise DecisionInputError(exc.message, [{"path": exc.path, "message": exc.message}]) from None
 

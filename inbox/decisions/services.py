@@ -32,7 +32,7 @@ from inbox.core import jsonschema_safe
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.expiry.services import run_is_past_expiry
-from inbox.limits import MAX_DECISION_COMMENT
+from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.live import push as live
 from inbox.models import Decision, InboxItem, Run, is_denial, outcome_of
 
@@ -129,7 +129,7 @@ def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
         errors = sorted(jsonschema_safe.iter_errors(schema, payload), key=lambda e: (list(e.absolute_path), e.message))
         return [{"path": _error_path(error), "message": error.message} for error in errors]
     except jsonschema_safe.ValidationTooCostly as exc:
-        return [{"path": "", "message": f"checking this answer against its schema takes more than {exc} steps"}]
+        return [{"path": "", "message": f"checking this answer against its schema takes more than {exc}"}]
     except RecursionError:
         return [{"path": "", "message": "the answer or its schema is nested too deeply to check"}]
     except SCHEMA_APPLICATION_ERRORS as exc:  # a schema jsonschema cannot apply, or a $ref (never fetched)
@@ -143,7 +143,7 @@ def check_payload(status: Any, payload: Any, schema: dict | None) -> DecisionErr
         return None
     limit = settings.INBOX_DECISION_MAX_BYTES
     try:
-        check_value(payload, "payload")
+        check_value(payload, "payload", max_depth=MAX_JSON_DEPTH)
         size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
     except UnsafeJson as exc:
         return DecisionError(400, "invalid_payload", exc.message, [{"path": exc.path, "message": exc.message}])
@@ -506,6 +506,13 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
             "invalid_action",
             f"action must be one of {', '.join(BULK_ACTIONS)}.",
             [{"path": "action", "message": f"{action!r} is not a bulk action"}],
+        )
+    if len(item_ids) > MAX_BULK_ITEMS:
+        raise DecisionError(
+            400,
+            "too_many_items",
+            f"At most {MAX_BULK_ITEMS} items at once.",
+            [{"path": "ids", "message": f"at most {MAX_BULK_ITEMS} items at once"}],
         )
     check_comment_length((comment or "").strip(), limit=MAX_DECISION_COMMENT, path="comment")
     status, payload = BULK_ACTIONS[action]

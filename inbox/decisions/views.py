@@ -13,7 +13,7 @@ from inbox.core.errors import ApplicationError
 from inbox.decisions import forms
 from inbox.decisions import services as decisions
 from inbox.decisions.services import BULK_ACTIONS, decision_submit
-from inbox.limits import MAX_BULK_ITEMS
+from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.listing.views import (
@@ -104,6 +104,8 @@ def _read_ids(post: QueryDict) -> list[int]:
             ids.append(int(value))
         except ValueError:
             continue  # a tampered value: reported below as nothing selected if nothing else is left
+        if not 0 < ids[-1] <= MAX_DB_ID:
+            ids.pop()
     return ids
 
 
@@ -119,10 +121,8 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         request.session["bulk_result"] = {"error": "Choose Approve, Deny or Cancel."}
     elif not ids:
         request.session["bulk_result"] = {"error": "Select at least one item first."}
-    elif len(ids) > MAX_BULK_ITEMS:
-        request.session["bulk_result"] = {"error": f"At most {MAX_BULK_ITEMS} items at once."}
     else:
-        try:  # decision_bulk refuses an over-long comment before deciding anything
+        try:  # decision_bulk refuses too many items or an over-long comment before deciding anything
             results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
         except ApplicationError as error:
             request.session["bulk_result"] = {"error": error.message}

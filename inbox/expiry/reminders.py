@@ -13,6 +13,7 @@ from django.utils import timezone
 from inbox.access import approvers_of
 from inbox.audit.record import Actor, audit_event
 from inbox.core.sql import id_set, update_returning
+from inbox.core.text import one_line
 from inbox.expiry.services import AUDIT_BATCH, log
 from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem
@@ -98,7 +99,7 @@ def _reminder_email(item: InboxItem, user: Any, now: datetime) -> EmailMessage:
         "After it expires the agent's run can no longer be resumed.\n"
     )
     subject = f"Reminder: {item.tool_name or item.reason} for {item.agent} expires in {_minutes(item.expires_at - now)}"
-    return EmailMessage(subject=subject, body=body, to=[user.email])
+    return EmailMessage(subject=one_line(subject), body=body, to=[user.email])
 
 
 def _send_emails(emails: list[EmailMessage]) -> None:

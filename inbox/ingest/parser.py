@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from inbox.core import jsonschema_safe, safe_json
 from inbox.core.errors import ApplicationError
 from inbox.core.jsonschema_safe import SchemaProblem
-from inbox.limits import MAX_ID_LENGTH
+from inbox.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH
 
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 
@@ -113,7 +113,7 @@ def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
     if content_type.split(";")[0].strip().lower() == "text/event-stream":
         return parse_sse(body), "events"
     try:
-        data = safe_json.loads(body)
+        data = safe_json.loads(body, max_depth=MAX_JSON_DEPTH)
     except safe_json.UnsafeJson as exc:
         if exc.rule in ("json", "utf8"):
             message = f"The body is not valid JSON: {exc.message}"
@@ -151,7 +151,7 @@ def parse_sse(body: bytes | str) -> list[Any]:
         data_lines.clear()
         index = len(events)
         try:
-            events.append(safe_json.loads(payload, f"events[{index}]"))
+            events.append(safe_json.loads(payload, f"events[{index}]", max_depth=MAX_JSON_DEPTH))
         except safe_json.UnsafeJson as exc:
             if exc.rule == "json":
                 raise _invalid(f"events[{index}]", "json", f"SSE event {index} is not valid JSON: {exc}") from None
@@ -253,7 +253,9 @@ def response_schema_problem(schema: Any) -> SchemaProblem | None:
 @functools.lru_cache(maxsize=2048)
 def _check_schema_text(text: str) -> SchemaProblem | None:
     schema = json.loads(text)
-    problem = jsonschema_safe.schema_problem(schema)  # depth first: the meta-schema check recurses
+    problem = jsonschema_safe.schema_problem(
+        schema, max_depth=MAX_SCHEMA_DEPTH
+    )  # depth first: the meta-schema check recurses
     if problem is not None:
         return problem
     try:
@@ -554,11 +556,13 @@ def _requested_by(events: list) -> str:
 
 
 def _parse_args(text: str) -> Any:
+    """The arguments an agent streamed as text; None when they are not JSON the inbox can store (invalid, or
+    holding NUL, NaN, overlong numbers, deep nesting: see ``inbox.core.safe_json``). The text is kept either way."""
     if not text:
         return {}
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return safe_json.loads(text, max_depth=MAX_JSON_DEPTH)
+    except safe_json.UnsafeJson:
         return None
 
 

@@ -16,7 +16,7 @@ from inbox.expiry.services import SIBLING_NOTE
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
-from inbox.models import InboxItem, Run, Thread
+from inbox.models import InboxItem, ItemSearchText, Run, Thread
 from inbox.policies.services import apply_policies_at_ingest
 
 
@@ -191,6 +191,9 @@ def _run_ingest_once(
             )
         )
     InboxItem.objects.bulk_create(items)
+    ItemSearchText.objects.bulk_create(
+        [ItemSearchText(item=item, agent=agent, text=ItemSearchText.text_of(item, thread.thread_id)) for item in items]
+    )
     record_run(run=run, record=record, items=items, new_thread=new_thread)
     # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
     events = [

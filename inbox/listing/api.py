@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,48 +15,33 @@ from inbox.listing.serializers import ItemSerializer, RunDetailSerializer
 from inbox.models import InboxItem
 
 
+class ItemListQuerySerializer(serializers.Serializer):
+    """The filters of ``GET /api/v1/items``."""
+
+    status = serializers.ChoiceField(choices=InboxItem.Status.choices, required=False, allow_blank=True)
+    outcome = serializers.ChoiceField(
+        choices=[*InboxItem.Outcome.values, "none"],
+        required=False,
+        allow_blank=True,
+        help_text="What happened to the item: approved, approved_with_edits, denied, answered (a form or question), "
+        "cancelled, expired; `none` for items still open (no outcome yet).",
+    )
+    agent = serializers.CharField(required=False, allow_blank=True, help_text="Agent slug")
+    reason = serializers.CharField(required=False, allow_blank=True)
+    thread = serializers.CharField(required=False, allow_blank=True, help_text="AG-UI threadId")
+
+
 class ItemListApi(generics.ListAPIView):
     serializer_class = ItemSerializer
 
-    @extend_schema(
-        summary="List inbox items (newest first)",
-        parameters=[
-            OpenApiParameter("status", enum=[s.value for s in InboxItem.Status]),
-            OpenApiParameter(
-                "outcome",
-                enum=[*InboxItem.Outcome.values, "none"],
-                description="What happened to the item: approved, approved_with_edits, denied, answered (a form or "
-                "question), cancelled, expired; `none` for items still open (no outcome yet).",
-            ),
-            OpenApiParameter("agent", str, description="Agent slug"),
-            OpenApiParameter("reason", str),
-            OpenApiParameter("thread", str, description="AG-UI threadId"),
-        ],
-    )
+    @extend_schema(summary="List inbox items (newest first)", parameters=[ItemListQuerySerializer])
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        params = self.request.query_params
-        status_filter = params.get("status")
-        if status_filter and status_filter not in InboxItem.Status.values:
-            from rest_framework.exceptions import ValidationError
-
-            raise ValidationError({"status": [f"Must be one of {', '.join(InboxItem.Status.values)}."]})
-        outcome_filter = params.get("outcome")
-        outcomes = [*InboxItem.Outcome.values, "none"]
-        if outcome_filter and outcome_filter not in outcomes:
-            from rest_framework.exceptions import ValidationError
-
-            raise ValidationError({"outcome": [f"Must be one of {', '.join(outcomes)}."]})
-        return listing_selectors.item_list(
-            user=self.request.user,
-            status=status_filter,
-            outcome=outcome_filter,
-            agent=params.get("agent"),
-            reason=params.get("reason"),
-            thread=params.get("thread"),
-        )
+        query = ItemListQuerySerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return listing_selectors.item_list(user=self.request.user, **query.validated_data)
 
 
 class ItemDetailApi(generics.RetrieveAPIView):

@@ -8,15 +8,20 @@ reason filter options.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet, Subquery
+from django.db import connections
+from django.db.models import Exists, Min, OuterRef, Q, QuerySet, Subquery
 from django.http import QueryDict
 
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
-from inbox.models import InboxItem, Resume, Run
+from inbox.core.paging import AtLeast, distinct_values
+from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT
+from inbox.models import InboxItem, ItemSearchText, Resume, Run
 
 # The resume's state as the approver reads it, plus "waiting" (other interrupts of the run are still open)
 # and "none" (the run was closed without a resume).
@@ -129,7 +134,7 @@ class ListFilters:
         tab = query.get("tab", "open")
         sort = query.get("sort", "")
         try:
-            page = max(1, int(query.get("page", "1")))
+            page = min(max(1, int(query.get("page", "1"))), 1_000_000)  # an offset the database can take
         except ValueError:
             page = 1
         return cls(
@@ -179,7 +184,7 @@ def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
     if filters.thread:
         items = items.filter(thread__thread_id=filters.thread)
     if filters.q:
-        items = items.filter(message__icontains=filters.q)
+        items = items.filter(_search(user, filters.q))
     if filters.outcome:
         items = items.filter(outcome=filters.outcome)
     if filters.delivery:
@@ -187,44 +192,103 @@ def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
     return items
 
 
+def _search(user, q: str) -> Q:
+    """Items whose message, tool name or thread id contains ``q`` (case-insensitive): the newest
+    ``LIST_SEARCH_LIMIT`` matches among the viewer's agents, read from ``ItemSearchText`` (a trigram index on
+    PostgreSQL; SQLite scans)."""
+    matches = ItemSearchText.objects.filter(text__icontains=q)
+    if not user.is_staff:
+        matches = matches.filter(agent_id__anyof=visible_agents(user).values("pk"))
+    return Q(pk__anyof=matches.order_by("-item_id").values("item_id")[:LIST_SEARCH_LIMIT])
+
+
+def _bounded_count_sql(querysets: list[QuerySet], bound: int) -> tuple[str, list]:
+    """One statement of scalar subqueries, each counting its queryset's rows up to ``bound + 1``."""
+    parts, params = [], []
+    for queryset in querysets:
+        sql, inner = queryset.order_by().values("pk")[: bound + 1].query.sql_with_params()
+        parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS bounded)")
+        params.extend(inner)
+    return "SELECT " + ", ".join(parts), params
+
+
 def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
-    """Items per tab under the current filters, in one GROUP BY query (served from the status indexes);
-    "mine" (open items the viewer holds) is a filtered count in the same query."""
-    rows = list(
-        _filtered(user, filters)
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("pk"), mine=Count("pk", filter=Q(claimed_by=user.pk)))
-    )
-    by_status = {status: n for status, n, _ in rows}
-    mine = sum(held for status, _, held in rows if status == InboxItem.Status.OPEN)
-    decided = sum(by_status.get(status, 0) for status in InboxItem.DECIDED)
+    """Items per tab under the current filters, in one query of one bounded subquery per tab.
+
+    Each subquery stops after ``LIST_COUNT_LIMIT`` rows (read from the index that serves the tab), so the
+    cost does not grow with the history: past the bound a tab reads "10,000+" (an ``AtLeast``), and the
+    paginator stops there too."""
+    base = _filtered(user, filters)
+    if base.query.is_empty():  # nobody logged in
+        return dict.fromkeys(("open", "mine", "decided", "expired", "all"), 0)
+    if filters.q:
+        return _search_counts(user=user, matches=base)
+    querysets = [
+        base.filter(_TAB_FILTERS["open"]),
+        base.filter(_TAB_FILTERS["mine"], claimed_by=user.pk),
+        base.filter(_TAB_FILTERS["decided"]),
+        base.filter(_TAB_FILTERS["expired"]),
+        base,
+    ]
+    sql, params = _bounded_count_sql(querysets, LIST_COUNT_LIMIT)
+    with connections[base.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
     return {
-        "open": by_status.get(InboxItem.Status.OPEN, 0),
-        "mine": mine,
-        "decided": decided,
-        "expired": by_status.get(InboxItem.Status.EXPIRED, 0),
-        "all": sum(by_status.values()),
+        tab: AtLeast(LIST_COUNT_LIMIT) if n > LIST_COUNT_LIMIT else n
+        for tab, n in zip(("open", "mine", "decided", "expired", "all"), row, strict=True)
     }
 
 
-def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
+def _search_counts(*, user, matches: QuerySet[InboxItem]) -> dict[str, int]:
+    """Tab counts of a text search in one pass over at most ``LIST_COUNT_LIMIT + 1`` matches: one read of the
+    search's index scans instead of one per tab. Past the bound every count is a lower bound ("123+")."""
+    sql, params = matches.order_by().values("status", "claimed_by")[: LIST_COUNT_LIMIT + 1].query.sql_with_params()
+    status = InboxItem.Status
+    decided = (status.RESOLVED, status.CANCELLED)
+    with connections[matches.db].cursor() as cursor:
+        cursor.execute(
+            "SELECT COUNT(*), "
+            "COALESCE(SUM(CASE WHEN m.status = %s THEN 1 ELSE 0 END), 0), "
+            "COALESCE(SUM(CASE WHEN m.status = %s AND m.claimed_by = %s THEN 1 ELSE 0 END), 0), "
+            "COALESCE(SUM(CASE WHEN m.status IN (%s, %s) THEN 1 ELSE 0 END), 0), "
+            f"COALESCE(SUM(CASE WHEN m.status = %s THEN 1 ELSE 0 END), 0) FROM ({sql}) AS m",
+            [status.OPEN, status.OPEN, user.pk, *decided, status.EXPIRED, *params],
+        )
+        total, *tabs = cursor.fetchone()
+    bounded = total > LIST_COUNT_LIMIT
+    counts = dict(zip(("open", "mine", "decided", "expired"), tabs, strict=True))
+    counts["all"] = min(total, LIST_COUNT_LIMIT)
+    return {tab: AtLeast(n) if bounded else n for tab, n in counts.items()}
+
+
+def _tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
+    """The tab's rows under the filters, in the tab's order (no columns chosen yet)."""
     items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
     if filters.tab == "mine":
         items = items.filter(claimed_by=user.pk)
-    items = with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
     if filters.effective_sort == "expires":
         return items.order_by("expires_at", "pk")
-    # Newest = latest to arrive. Ids grow with arrival, and the primary key's index serves every tab,
-    # where created_at would need a sort of the whole tab on a large inbox.
+    # Newest = latest to arrive. Ids grow with arrival; each tab has an index on (id, agent) of its own rows.
     return items.order_by("-pk")
+
+
+def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
+    items = _tab_rows(user=user, filters=filters)
+    return with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
 
 
 def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
     paginator = Paginator(list_rows(user=user, filters=filters), PAGE_SIZE)
-    # The tab counts already hold the total: no second COUNT(*).
+    # The tab counts already hold the total (bounded: see tab_counts): no second COUNT(*).
     paginator.count = counts[filters.tab]  # type: ignore[misc]
-    return paginator.get_page(filters.page)
+    page = paginator.get_page(filters.page)
+    # A deferred join: the page's ids are read from the tab's index alone (an index-only scan, however deep
+    # the page), then only those 50 rows are fetched with their joins. One query.
+    start = (page.number - 1) * PAGE_SIZE
+    ids = _tab_rows(user=user, filters=filters).values("pk")[start : start + PAGE_SIZE]
+    page.object_list = list_rows(user=user, filters=filters).filter(pk__in=ids)
+    return page
 
 
 def rows_by_ids(*, user, filters: ListFilters, ids: list[int]) -> list[InboxItem]:
@@ -236,10 +300,8 @@ def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
     """The agent and reason choices. Reasons: the core ones, those of open items (read from the status
     index, not a scan of the whole history) and the one currently chosen."""
     agents = list(visible_agents(user).order_by("name").values_list("slug", "name"))
-    open_reasons = (
-        visible_items(user).filter(status=InboxItem.Status.OPEN).order_by().values_list("reason", flat=True).distinct()
-    )
-    seen = set(open_reasons[:100]) | ({filters.reason} if filters.reason else set())
+    open_reasons = distinct_values(visible_items(user).filter(status=InboxItem.Status.OPEN), "reason", limit=100)
+    seen = set(open_reasons) | ({filters.reason} if filters.reason else set())
     reasons = list(CORE_REASONS) + sorted(seen - set(CORE_REASONS))
     return {"agents": agents, "reasons": reasons}
 
@@ -276,20 +338,40 @@ def neighbours_in_list(*, user, filters: ListFilters, item: InboxItem) -> tuple[
     return following, previous
 
 
-def resume_preview(*, run: Run, items: list[InboxItem]) -> dict:
-    """What the resume will send, built by the same function that builds the real one, from the decisions
-    made so far. ``input.resume`` holds the decided items; ``entries`` lists every item in order with its
-    entry (or None while undecided), so the run page can show the input as it will be once all are decided."""
+def resume_preview(*, run: Run, items: list[InboxItem], user=None, choices: Mapping[str, str] | None = None) -> dict:
+    """What the resume will send, built by the same function that builds the real one: the decisions made
+    so far, plus the run page's pending ``choices`` (``decision-<pk>``: approve / deny / cancel) for the open
+    items ``user`` may decide. ``waiting`` counts the open items left without a choice; ``chosen`` those with."""
+    from inbox.decisions.forms import DecisionInputError, run_choice_payload
     from inbox.resumes.services import build_resume_input
 
+    choices = choices or {}
+    answers: dict[int, tuple[str, Any]] = {}
+    for item in items:
+        held_by_other = user is not None and locked_by_claim(user, item)
+        if not item.is_open or held_by_other:
+            continue
+        try:
+            answer = run_choice_payload(item, choices.get(f"decision-{item.pk}", ""))
+        except DecisionInputError:
+            answer = None
+        if answer is not None:
+            answers[item.pk] = answer
     decided = [item for item in items if item.is_decided]
     run_input = build_resume_input(run=run, items=decided, next_run_id="(a fresh runId, fixed when it is sent)")
     by_id = {entry["interruptId"]: entry for entry in run_input.get("resume") or []}
-    entries = [
-        {"pk": item.pk, "interruptId": item.interrupt_id, "status": item.status, "entry": by_id.get(item.interrupt_id)}
-        for item in items
-    ]
-    return {"input": run_input, "entries": entries}
+    resume = []
+    for item in items:
+        if item.interrupt_id in by_id:
+            resume.append(by_id[item.interrupt_id])
+        elif item.pk in answers:
+            status, payload = answers[item.pk]
+            entry = {"interruptId": item.interrupt_id, "status": status}
+            if status == InboxItem.Status.RESOLVED:
+                entry["payload"] = payload
+            resume.append(entry)
+    waiting = sum(1 for item in items if item.is_open and item.pk not in answers)
+    return {"input": {**run_input, "resume": resume}, "waiting": waiting, "chosen": len(answers)}
 
 
 def unfiled_results(*, resumed_run: Run | None, items: list[InboxItem]) -> list[dict]:

@@ -1,5 +1,6 @@
 """The approver's pages: the inbox list, an item, a run (decide all its interrupts at once), and the
-HTML fragments the live page script asks for. Views parse, call one service, and render."""
+fragments the live updates render (``list_context``, ``run_live_context``; pushed by inbox.live.fragments).
+Views parse, call one service, and render."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from inbox.access import locked_by_claim, visible_threads
 from inbox.decisions import forms
 from inbox.decisions.services import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
+from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.models import InboxItem, Resume, Run
@@ -49,21 +51,9 @@ def _triage(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
 @require_GET
 def item_list(request: HttpRequest) -> HttpResponse:
     filters = ListFilters.from_query(request.GET)
-    counts = page_selectors.tab_counts(user=request.user, filters=filters)
-    page = page_selectors.list_page(user=request.user, filters=filters, counts=counts)
-    items = list(page.object_list)
     context = {
-        "filters": filters,
-        "counts": counts,
-        "page": page,
-        "items": items,
-        "has_open": any(item.is_open for item in items),
+        **list_context(user=request.user, filters=filters),
         "options": page_selectors.filter_options(user=request.user, filters=filters),
-        "tabs": [
-            (tab, tab.title(), counts[tab], filters.querystring(tab=tab, page=1, sort=""))
-            for tab in page_selectors.TABS
-        ],
-        "base_qs": filters.querystring(page=1),
         "outcome_choices": InboxItem.Outcome.choices,
         "delivery_choices": [(state, page_selectors.DELIVERY_LABELS[state]) for state in Resume.State.values],
         # The outcome of a bulk action, shown once after its redirect (see team_views.bulk_decide).
@@ -78,12 +68,37 @@ def item_list(request: HttpRequest) -> HttpResponse:
     return response
 
 
+def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
+    """What the list shows that changes as items come and go: the page of rows, the tab counts, the pager.
+    The page and its live updates (inbox.live.fragments) render it from here."""
+    counts = page_selectors.tab_counts(user=user, filters=filters)
+    page = page_selectors.list_page(user=user, filters=filters, counts=counts)
+    items = list(page.object_list)
+    return {
+        "filters": filters,
+        "counts": counts,
+        "page": page,
+        "items": items,
+        "has_open": any(item.is_open for item in items),
+        # The bulk bar is there wherever open rows may come and go; the stylesheet hides it while none show.
+        "may_have_open": filters.tab in ("open", "mine", "all"),
+        "tabs": [
+            (tab, tab.title(), counts[tab], filters.querystring(tab=tab, page=1, sort=""))
+            for tab in page_selectors.TABS
+        ],
+        "base_qs": filters.querystring(page=1),
+    }
+
+
 @login_required
 @require_GET
 def item_rows(request: HttpRequest) -> HttpResponse:
-    """``<tr>`` rows for the live list: ``?ids=1,2`` plus the list's filters."""
+    """``<tr>`` rows as the list with these filters shows them: ``?ids=1,2`` plus the list's filters. (Open
+    pages get their rows over their websocket; this serves clients that poll.)"""
     try:
         ids = [int(part) for part in request.GET.get("ids", "").split(",") if part.strip()]
+        if not all(0 < pk <= MAX_DB_ID for pk in ids):
+            raise ValueError
     except ValueError:
         return HttpResponseBadRequest("ids: a comma-separated list of item ids", content_type="text/plain")
     filters = ListFilters.from_query(request.GET)
@@ -160,47 +175,54 @@ def _run_page(
     request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200, extra: dict | None = None
 ) -> HttpResponse:
     items = page_selectors.run_items(run)
-    rows = [_run_row(item, post, request.user) for item in items]
+    rows = run_rows(items, post, request.user)
     context = {
         "run": run,
         "rows": rows,
         # Open interrupts this user may decide here (not locked by someone else's claim).
-        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["locked"]),
+        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["held_by_other"]),
         # "Set all: Approve/Deny" only where some open interrupt here can be approved or denied from the run page.
         "set_all_applies": any(
-            row["item"].is_open and not row["locked"] and row["ui"] is not None and row["ui"].mode == "boolean"
+            row["item"].is_open and not row["held_by_other"] and row["ui"] is not None and row["ui"].mode == "boolean"
             for row in rows
         ),
         "items": items,
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
-        **_run_live_context(run, items),
+        **run_live_context(run, items, user=request.user, choices=post),
         "comments": page_selectors.comments_of(run),
         **(extra or {}),
     }
     return render(request, "inbox/run.html", context, status=status)
 
 
-def _run_row(item: InboxItem, post, user) -> dict[str, Any]:
+def run_rows(items: list[InboxItem], post, user) -> list[dict[str, Any]]:
+    return [_run_row(item, post, user, position) for position, item in enumerate(items, start=1)]
+
+
+def _run_row(item: InboxItem, post, user, position: int) -> dict[str, Any]:
     row: dict[str, Any] = {
         "item": item,
+        "position": position,
         "ui": None,
         "choice": post.get(f"decision-{item.pk}", "") if post else "",
-        "locked": locked_by_claim(user, item),
+        "held_by_other": locked_by_claim(user, item),
     }
     if item.is_open:
         row["ui"] = forms.decision_ui(item)
-        if row["ui"].mode == "boolean":
-            # What each choice sends, for the live preview of the RunAgentInput.
-            row["approve_json"] = json.dumps(forms.run_choice_payload(item, "approve")[1])
-            row["deny_json"] = json.dumps(forms.run_choice_payload(item, "deny")[1])
     return row
 
 
-def _run_live_context(run: Run, items: list[InboxItem]) -> dict[str, Any]:
+def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) -> dict[str, Any]:
+    """The run page's live part: the resume's state, or the preview of the ``RunAgentInput`` with the choices
+    made so far in the form (``choices``: the form's ``decision-<pk>`` values)."""
     resume = _resume_of(run)
     decided = sum(1 for item in items if item.is_decided)
-    preview = page_selectors.resume_preview(run=run, items=items) if resume is None else None
+    preview = (
+        page_selectors.resume_preview(run=run, items=items, user=user, choices=choices or {})
+        if resume is None
+        else None
+    )
     resumed_run = resume.resumed_run if resume is not None and resume.resumed_run_id else None
     return {
         "resume": resume,
@@ -211,8 +233,17 @@ def _run_live_context(run: Run, items: list[InboxItem]) -> dict[str, Any]:
         "expired_count": sum(1 for item in items if item.status == InboxItem.Status.EXPIRED),
         "preview": preview,
         "preview_json": json.dumps(preview["input"], indent=2, ensure_ascii=False) if preview else "",
+        "preview_summary": _preview_summary(preview),
         "expiry_summary": run_expiry_summary(run),
     }
+
+
+def _preview_summary(preview: dict | None) -> str:
+    if not preview:
+        return "All chosen decisions are stored together, or none."
+    if preview["waiting"]:
+        return f"{preview['waiting']} still undecided after this: the resume waits for them."
+    return "This completes the run: the resume above is sent."
 
 
 def _resume_of(run: Run):
@@ -227,7 +258,21 @@ def run_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The run page's live parts (resume state, item statuses, the resumed run's events) as a fragment."""
     run = _run_or_404(request, pk)
     items = page_selectors.run_items(run)
-    return render(request, "inbox/_run_live.html", {"run": run, "items": items, **_run_live_context(run, items)})
+    context = {"run": run, "items": items, **run_live_context(run, items, user=request.user)}
+    return render(request, "inbox/_run_live.html", context)
+
+
+@login_required
+@require_GET
+def run_preview(request: HttpRequest, pk: int) -> HttpResponse:
+    """The ``RunAgentInput`` the run page's choices (``?decision-<pk>=approve|deny|cancel``) would send, as
+    the form's htmx swap asks for it on every change; the summary under the form follows out of band."""
+    run = _run_or_404(request, pk)
+    items = page_selectors.run_items(run)
+    context = {**run_live_context(run, items, user=request.user, choices=request.GET), "preview_summary_oob": True}
+    if context["preview"] is None:  # sent meanwhile: the live part shows the resume itself
+        return HttpResponse(status=204)
+    return render(request, "inbox/_resume_preview.html", context)
 
 
 @login_required

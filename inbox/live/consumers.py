@@ -1,25 +1,57 @@
 """The inbox websocket: every open page hears about changes to what its user may see.
 
 On connect a logged-in user joins ``inbox.staff`` (staff) or ``inbox.agent.<pk>`` for each agent of
-their teams; anonymous sockets are refused. A page may also subscribe to one item or run it shows:
-``{"subscribe": {"item": <pk>}}`` or ``{"subscribe": {"run": <pk>}}``, checked against what the user may
-see. Messages reach the browser as ``{"event": <name>, "payload": {...}}``, once each even when the
-socket is in several of the groups a message was sent to.
+their teams, and ``inbox.user.<pk>`` (their own); anonymous sockets are refused. When the user's teams,
+staff flag or an agent's teams change, or the user logs out, a ``membership.changed`` on their own group
+makes every socket of theirs recompute its groups (or close): what a socket hears always follows what
+its user may see now, not at connect.
+
+Two ways to listen:
+
+- **Pages** connect with ``?view=list&<filters>`` / ``view=item&item=<pk>`` / ``view=run&run=<pk>`` /
+  ``view=page`` and receive HTML: the fragments each push changed, rendered for this user by
+  ``inbox.live.fragments`` (htmx out-of-band swaps). Pushes that arrive together are rendered once.
+  ``since=<epoch seconds>`` (the page's last fragment) makes a (re)connecting page get fresh fragments if
+  anything happened meanwhile.
+- **Clients** connecting without ``view`` receive JSON ``{"event": <name>, "payload": {...}}`` and may
+  subscribe to one item or run: ``{"subscribe": {"item": <pk>}}`` or ``{"subscribe": {"run": <pk>}}``,
+  checked against what the user may see.
+
+Messages are delivered once each even when the socket is in several of the groups a message was sent to.
+A handshake while Redis is unreachable is accepted and closed with 1013 (try again later), the
+websocket's 503; the page retries with backoff.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections import deque
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from redis.exceptions import RedisError
 
 from inbox import access
+from inbox.live import fragments
+from inbox.live.fragments import LiveView
 from inbox.live.push import STAFF_GROUP, agent_group
+
+log = logging.getLogger(__name__)
 
 # Remember this many recent message ids to drop the copies that arrive through a second group.
 SEEN_IDS = 256
+
+
+TRY_AGAIN_LATER = 1013  # the websocket close code for "service unavailable, retry"
+SIGNED_OUT = 4401
+
+
+def personal_group(user_pk: int) -> str:
+    return f"inbox.user.{user_pk}"
 
 
 @database_sync_to_async
@@ -29,6 +61,11 @@ def groups_of(user: Any) -> list[str]:
     return [agent_group(pk) for pk in access.visible_agents(user).values_list("pk", flat=True)]
 
 
+@database_sync_to_async
+def reload_user(pk: int) -> Any:
+    return get_user_model().objects.filter(pk=pk, is_active=True).first()
+
+
 may_see = database_sync_to_async(access.may_see)
 
 
@@ -36,22 +73,63 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.user = self.scope.get("user")
         if self.user is None or not self.user.is_authenticated:
-            await self.close(code=4401)  # before accept: the handshake is refused (HTTP 403)
+            await self.close(code=SIGNED_OUT)  # before accept: the handshake is refused (HTTP 403)
             return
         self.groups_joined: set[str] = set()
+        self.subscriptions: set[tuple[str, int]] = set()
         self.seen: deque[str] = deque(maxlen=SEEN_IDS)
-        for group in await groups_of(self.user):
-            await self.join(group)
+        self.pending: list[fragments.Event] = []
+        self.csrf_token = fragments.csrf_token_for(self.scope.get("cookies", {}).get(settings.CSRF_COOKIE_NAME))
+        self.flusher: asyncio.Task | None = None
+        try:
+            self.view = LiveView.parse(self.scope.get("query_string", b""))
+        except ValueError as error:
+            await self.accept()
+            await self.close(code=4400, reason=str(error)[:120])
+            return
+        try:
+            for group in [*await groups_of(self.user), personal_group(self.user.pk)]:
+                await self.join(group)
+            subscription = self.view.subscription if self.view is not None else None
+            if subscription is not None:
+                if not await may_see(self.user, *subscription):
+                    await self.accept()
+                    await self.close(code=fragments.GONE)
+                    return
+                await self.subscribe(*subscription)
+        except (RedisError, OSError) as error:
+            # Redis is down: a 503-class close, not an HTTP 500; the page retries with backoff.
+            log.warning("websocket handshake while the channel layer is unreachable: %s", error)
+            await self.accept()
+            await self.close(code=TRY_AGAIN_LATER)
+            return
         await self.accept()
-        await self.send_json({"event": "hello", "payload": {"user": self.user.get_username()}})
+        if self.view is None:
+            await self.send_json({"event": "hello", "payload": {"user": self.user.get_username()}})
+        elif await database_sync_to_async(fragments.changed_since)(self.view.since):
+            await self.render_and_send([], full=True)
 
     async def join(self, group: str) -> None:
         await self.channel_layer.group_add(group, self.channel_name)
         self.groups_joined.add(group)
 
+    async def leave(self, group: str) -> None:
+        await self.channel_layer.group_discard(group, self.channel_name)
+        self.groups_joined.discard(group)
+
+    async def subscribe(self, kind: str, pk: int) -> None:
+        await self.join(f"inbox.{kind}.{pk}")
+        self.subscriptions.add((kind, pk))
+
     async def disconnect(self, code: int) -> None:
-        for group in getattr(self, "groups_joined", ()):
-            await self.channel_layer.group_discard(group, self.channel_name)
+        flusher = getattr(self, "flusher", None)
+        if flusher is not None:
+            flusher.cancel()
+        for group in list(getattr(self, "groups_joined", ())):
+            try:
+                await self.channel_layer.group_discard(group, self.channel_name)
+            except (RedisError, OSError):
+                break  # Redis is gone: the group memberships expire on their own
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if not isinstance(content, dict):
@@ -75,7 +153,7 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         if not await may_see(self.user, kind, pk):
             await self.refuse(f"subscribe.{kind}", f"No {kind} {pk} that you may see.")
             return
-        await self.join(f"inbox.{kind}.{pk}")
+        await self.subscribe(kind, pk)
         await self.send_json({"event": "subscribed", "payload": {kind: pk}})
 
     async def refuse(self, field: str, message: str) -> None:
@@ -94,9 +172,61 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
             if message_id in self.seen:
                 return
             self.seen.append(message_id)
-        await self.send_json({"event": message["event"], "payload": message["payload"]})
+        if self.view is None:
+            await self.send_json({"event": message["event"], "payload": message["payload"]})
+            return
+        self.pending.append((message["event"], message["payload"]))
+        if self.flusher is None or self.flusher.done():
+            self.flusher = asyncio.create_task(self.flush_soon())
+
+    async def flush_soon(self) -> None:
+        """Render what arrived within the debounce window once (a burst of pushes is one render)."""
+        await asyncio.sleep(settings.INBOX_LIVE_DEBOUNCE_SECONDS)
+        events, self.pending = self.pending, []
+        try:
+            await self.render_and_send(events)
+        except Exception:  # a render that fails must not kill the page's socket: the next push retries
+            log.exception("live fragments for %s failed", self.view)
+
+    async def render_and_send(self, events: list[fragments.Event], *, full: bool = False) -> None:
+        assert self.view is not None
+        rendered = await database_sync_to_async(fragments.render)(
+            self.view, self.user, events, full=full, csrf_token=self.csrf_token
+        )
+        if rendered.html:
+            await self.send(text_data=rendered.html)
+        if rendered.close_code is not None:
+            await self.close(code=rendered.close_code)
 
     async def inbox_events(self, message: dict[str, Any]) -> None:
         """Several pushes merged by ``inbox.live``'s sender into one message: forward each, in order."""
         for event in message["events"]:
             await self.inbox_event(event)
+
+    async def membership_changed(self, message: dict[str, Any]) -> None:
+        """The user's teams, staff flag or session changed: follow what they may see now, or close."""
+        session_key = message.get("session")
+        if session_key is not None:
+            session = self.scope.get("session")
+            if session is not None and session.session_key == session_key:
+                await self.close(code=SIGNED_OUT)
+            return
+        user = await reload_user(self.user.pk)
+        if user is None:  # deactivated or deleted
+            await self.close(code=SIGNED_OUT)
+            return
+        self.user = user
+        wanted = {*await groups_of(user), personal_group(user.pk)}
+        for kind, pk in list(self.subscriptions):
+            if await may_see(user, kind, pk):
+                wanted.add(f"inbox.{kind}.{pk}")
+            else:
+                self.subscriptions.discard((kind, pk))
+        for group in self.groups_joined - wanted:
+            await self.leave(group)
+        for group in wanted - self.groups_joined:
+            await self.join(group)
+        if self.view is not None:  # the page may now show more or less: render it afresh
+            await self.render_and_send([], full=True)
+        else:  # a client learns that from now on it hears what its user may see now
+            await self.send_json({"event": "membership.changed", "payload": {}})

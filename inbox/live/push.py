@@ -102,8 +102,12 @@ def _coalesce(batch: list[tuple[list[str], dict, Any]]) -> list[tuple[list[str],
     for groups, message, _done in batch:
         if not groups:
             continue
+        if message["type"] not in ("inbox.event", "inbox.events"):  # e.g. membership.changed: as it is
+            merged.append((groups, [message]))
+            continue
         events = message["events"] if message["type"] == "inbox.events" else [message]
-        if merged and merged[-1][0] == groups and len(merged[-1][1]) + len(events) <= MAX_MERGED:
+        mergeable = merged and merged[-1][1][0]["type"] in ("inbox.event", "inbox.events")
+        if mergeable and merged[-1][0] == groups and len(merged[-1][1]) + len(events) <= MAX_MERGED:
             merged[-1][1].extend(events)
         else:
             merged.append((groups, list(events)))
@@ -167,3 +171,14 @@ def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]
 def flush(timeout: float = 5.0) -> None:
     """Wait until every push queued so far has been handed to the channel layer (tests, scripts)."""
     _get_sender().flush(timeout)
+
+
+def membership_changed_on_commit(user_ids: list[int] | set[int], *, session_key: str | None = None) -> None:
+    """Tell the open sockets of these users to recompute what they may hear (teams or staff flag changed),
+    or, with ``session_key``, the sockets of that session to close (it logged out). After the commit."""
+    message: dict[str, Any] = {"type": "membership.changed", "id": uuid.uuid4().hex}
+    if session_key is not None:
+        message["session"] = session_key
+    entries = [([f"inbox.user.{pk}"], message) for pk in sorted(set(user_ids))]
+    if entries:
+        transaction.on_commit(lambda: _get_sender().submit_many(entries))

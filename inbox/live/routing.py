@@ -6,6 +6,8 @@ from django.urls import path
 
 from inbox.live.consumers import InboxConsumer
 
+LIVE_PATH = "ws/inbox/"
+
 websocket_urlpatterns: list = [
-    path("ws/inbox/", InboxConsumer.as_asgi()),
+    path(LIVE_PATH, InboxConsumer.as_asgi()),
 ]

@@ -54,4 +54,9 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.RunPython(hash_existing_tokens, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="teamwebhook",
+            name="secret",
+            field=models.CharField(help_text="Signing key of the Standard Webhooks headers.", max_length=200),
+        ),
     ]

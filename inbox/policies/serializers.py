@@ -11,25 +11,6 @@ from rest_framework import serializers
 from agents.models import Agent
 from inbox.policies.models import Policy
 
-# API name → model field.
-FIELDS = {
-    "name": "name",
-    "description": "description",
-    "agent": "agent",
-    "team": "team",
-    "position": "position",
-    "enabled": "enabled",
-    "reason": "reason",
-    "toolName": "tool_name",
-    "subject": "subject",
-    "matchSchema": "match_schema",
-    "action": "action",
-    "approvals": "approvals",
-    "routeTeam": "route_team",
-    "countsAsApprover": "counts_as_approver",
-    "mode": "mode",
-}
-
 
 class PolicySerializer(serializers.ModelSerializer):
     agent = serializers.SlugRelatedField(
@@ -77,7 +58,9 @@ class PolicySerializer(serializers.ModelSerializer):
             "url",
         ]
         read_only_fields = ["id", "version"]
-        extra_kwargs = {"name": {"validators": []}}  # uniqueness is the service's rule, reported like the others
+        extra_kwargs: dict[str, dict[str, Any]] = {
+            "name": {"validators": []}
+        }  # uniqueness is the service's rule, reported like the others
 
     def get_url(self, policy: Policy) -> str:
         request = self.context.get("request")

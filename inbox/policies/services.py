@@ -83,7 +83,10 @@ def check_policy(policy: Policy) -> None:
     if clash:
         errors.append({"path": "name", "message": "another policy has this name"})
     User = get_user_model()
-    taken = User.objects.filter(username=policy.actor_label).exclude(pk=policy.service_user_id).exists()
+    others = User.objects.filter(username=policy.actor_label)
+    if policy.service_user_id is not None:  # a new policy has no account yet
+        others = others.exclude(pk=policy.service_user_id)
+    taken = others.exists()
     if taken and not clash:
         errors.append({"path": "name", "message": f"the account name {policy.actor_label!r} is taken"})
     if errors:
@@ -94,15 +97,16 @@ def _sync_service_user(policy: Policy) -> None:
     """The policy's service account: inactive, no password, no email and no team, so it can never log in,
     see anything or be notified; named ``policy:<name>`` so every decision it makes says who made it."""
     User = get_user_model()
-    if policy.service_user_id is None:
+    current = policy.service_user if policy.service_user_id is not None else None
+    if current is None:
         user = User(username=policy.actor_label, is_active=False, first_name=policy.name[:150])
         user.set_unusable_password()
         user.save()
         policy.service_user = user
-    elif policy.service_user.username != policy.actor_label:
-        policy.service_user.username = policy.actor_label
-        policy.service_user.first_name = policy.name[:150]
-        policy.service_user.save(update_fields=["username", "first_name"])
+    elif current.username != policy.actor_label:
+        current.username = policy.actor_label
+        current.first_name = policy.name[:150]
+        current.save(update_fields=["username", "first_name"])
 
 
 def _diff(before: dict, after: dict) -> dict[str, list[Any]]:
@@ -123,7 +127,7 @@ def policy_create(*, user, fields: dict[str, Any]) -> Policy:
 @transaction.atomic
 def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
     """Change some fields; a change bumps the version, and the audit log records the diff."""
-    policy = Policy.objects.select_for_update().select_related("service_user").get(pk=policy_id)
+    policy = Policy.objects.select_for_update(of=("self",)).select_related("service_user").get(pk=policy_id)
     before = policy.snapshot()
     for key, value in fields.items():
         if key in EDITABLE:
@@ -261,7 +265,7 @@ def _enforce(policy: Policy, item: InboxItem) -> None:
                 user=policy.service_user,
                 status="resolved",
                 payload=payload,
-                comment=f"{'Approved' if payload['approved'] else 'Denied'} by policy {policy.name} "
+                comment=f"{'Approved' if policy.action == Policy.Action.APPROVE else 'Denied'} by policy {policy.name} "
                 f"(version {policy.version}).",
                 decided_by=DecidedBy(
                     label=policy.actor_label,
@@ -297,11 +301,14 @@ def _enforce(policy: Policy, item: InboxItem) -> None:
             data={**_policy_data(policy), "from": before, "to": max(before, policy.approvals or 1)},
         )
         return
-    InboxItem.objects.filter(pk=item.pk).update(routed_team=policy.route_team)
-    _match(policy, item, PolicyMatch.Outcome.ROUTED, note=f"to {policy.route_team.name}")
+    team = policy.route_team
+    if team is None:  # refused when the policy is saved (``_validate``); a route without a team does nothing
+        return
+    InboxItem.objects.filter(pk=item.pk).update(routed_team=team)
+    _match(policy, item, PolicyMatch.Outcome.ROUTED, note=f"to {team.name}")
     audit(
         actor=actor,
         verb="policy.routed",
         obj=item,
-        data={**_policy_data(policy), "team": policy.route_team.name},
+        data={**_policy_data(policy), "team": team.name},
     )

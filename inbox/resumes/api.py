@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox import access
-from inbox.core.errors import ERROR_SCHEMA
+from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.listing.serializers import ResumeSerializer
 from inbox.models import Resume
 from inbox.resumes.services import resume_retry
@@ -23,6 +23,7 @@ class ResumeRetryApi(APIView):
         request=None,
         responses={
             202: ResumeSerializer,
+            403: OpenApiResponse(ERROR_SCHEMA, description="Only staff retry a resume (an operator's action)."),
             404: OpenApiResponse(ERROR_SCHEMA, description="No such run visible to you, or it has no resume."),
             409: OpenApiResponse(
                 inline_serializer(
@@ -39,5 +40,8 @@ class ResumeRetryApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         run = get_object_or_404(access.visible_runs(request.user), pk=pk)
-        resume = resume_retry(resume=get_object_or_404(Resume, run=run), user=request.user)
+        resume = get_object_or_404(Resume, run=run)
+        if not access.sees_everything(request.user):
+            raise ApplicationError(403, "staff_only", "Only staff retry a failed resume (an operator's action).")
+        resume = resume_retry(resume=resume, user=request.user)
         return Response(ResumeSerializer(resume).data, status=status.HTTP_202_ACCEPTED)

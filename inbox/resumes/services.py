@@ -351,14 +351,17 @@ def _send_claimed(resume: Resume) -> str:
     if not _held(resume).update(last_sent_at=now, lease_until=_lease_end(now), updated_at=now):
         return "superseded"
     log.info("sending resume %s (attempt %s) to %s", resume.pk, resume.attempts, resume.agent.endpoint_url)
-    with LeaseKeeper(resume):
+    failure: AgentCallError | None = None
+    with LeaseKeeper(resume):  # renewed only while waiting for the agent; outcomes are written after
         try:
             raw_events = run_agent(agent=resume.agent, run_input=resume.input)
         except AgentCallError as error:
-            if error.retryable:
-                return _schedule_retry(resume, error.message)
-            _finish_failed(resume, error.message)
-            return "failed"
+            failure = error
+    if failure is not None:
+        if failure.retryable:
+            return _schedule_retry(resume, failure.message)
+        _finish_failed(resume, failure.message)
+        return "failed"
     try:
         record = read_run(raw_events, "events", allow_error=True)
     except IngestError as error:

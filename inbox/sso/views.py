@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth import views as auth_views
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from mozilla_django_oidc import views as oidc_views
@@ -51,7 +51,7 @@ class LoginView(auth_views.LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         return {**super().get_context_data(**kwargs), **_context(), "sso_failed": "sso" in self.request.GET}
 
-    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if settings.INBOX_LOCAL_LOGIN:
             return super().dispatch(request, *args, **kwargs)
         if request.user.is_authenticated and request.method == "GET":

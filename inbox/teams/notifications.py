@@ -12,11 +12,14 @@ team members who want immediate mail and queues one ``deliver_webhook`` per enab
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import json
 import logging
 import random
+import time
 import uuid
 from collections import defaultdict
 from datetime import timedelta
@@ -36,6 +39,7 @@ from inbox.access import approvers_of
 from inbox.audit.record import Actor, audit
 from inbox.core import background
 from inbox.core.sql import id_set, update_returning
+from inbox.core.text import one_line
 from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
 
 log = logging.getLogger(__name__)
@@ -68,7 +72,29 @@ def absolute_url(path: str) -> str:
 
 
 def sign(secret: str, body: bytes) -> str:
+    """The legacy ``X-Inbox-Signature`` (no timestamp: a captured delivery could be replayed). Kept for one
+    release beside the Standard Webhooks headers; receivers should verify ``webhook-signature``."""
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def signing_key(secret: str) -> bytes:
+    """Standard Webhooks keys: a ``whsec_<base64>`` secret signs with its decoded bytes (so the spec's libraries
+    take it as is); any other secret signs with its UTF-8 bytes."""
+    if secret.startswith("whsec_"):
+        try:
+            return base64.b64decode(secret.removeprefix("whsec_") + "==")
+        except binascii.Error:
+            pass
+    return secret.encode()
+
+
+def standard_webhook_headers(secret: str, *, message_id: str, body: bytes, timestamp: int) -> dict[str, str]:
+    """``webhook-id``, ``webhook-timestamp`` and ``webhook-signature`` as the Standard Webhooks spec signs them:
+    ``v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">``. Receivers refuse stale timestamps (replays) and
+    duplicate ids (retries of one delivery share its id)."""
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    digest = base64.b64encode(hmac.new(signing_key(secret), signed, hashlib.sha256).digest()).decode()
+    return {"webhook-id": message_id, "webhook-timestamp": str(timestamp), "webhook-signature": f"v1,{digest}"}
 
 
 def notify_on_ingest(*, run: Run, items: list[InboxItem], **kwargs: object) -> None:
@@ -160,7 +186,7 @@ def _email(user: Any, subject: str, template: str, context: dict[str, Any]) -> E
     }
     text = render_to_string(f"email/{template}.txt", context)
     html = render_to_string(f"email/{template}.html", context)
-    message = EmailMultiAlternatives(subject, text, settings.DEFAULT_FROM_EMAIL, [user.email])
+    message = EmailMultiAlternatives(one_line(subject), text, settings.DEFAULT_FROM_EMAIL, [user.email])
     message.attach_alternative(html, "text/html")
     return message
 
@@ -287,6 +313,12 @@ def deliver_webhook(self, webhook_id: int, body: str) -> str:
         "User-Agent": "approval-inbox-webhook/1",
         "X-Inbox-Event": "items.created",
         "X-Inbox-Signature": sign(webhook.secret, data),
+        **standard_webhook_headers(
+            webhook.secret,
+            message_id=f"msg_{self.request.id or uuid.uuid4().hex}",
+            body=data,
+            timestamp=int(time.time()),
+        ),
     }
     error = ""
     try:

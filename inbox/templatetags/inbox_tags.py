@@ -10,6 +10,7 @@ from django import template
 from django.utils import timezone
 
 from inbox import access, limits
+from inbox.core import safe_json
 from inbox.decisions.services import needs_form_input
 from inbox.listing.selectors import DELIVERY_LABELS
 from inbox.models import InboxItem, Resume, outcome_of
@@ -58,8 +59,8 @@ def tool_call_args(tool_call: Any) -> str:
     """An assistant message's toolCalls[i].function.arguments, pretty when it is JSON."""
     arguments = ((tool_call or {}).get("function") or {}).get("arguments", "")
     try:
-        return pretty_json(json.loads(arguments))
-    except (TypeError, ValueError):
+        return pretty_json(safe_json.loads(arguments))
+    except (TypeError, safe_json.UnsafeJson):
         return str(arguments)
 
 
@@ -68,19 +69,32 @@ def get_item(mapping: dict, key: str) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 
+# The words of an age, written once: ``(below this many seconds, words, unit in seconds)``; ``{n}`` is the
+# age in units. short_age renders them; the page carries them (``age_steps``) so that a list left open
+# keeps its ages current with the same words (inbox.js reads them, it does not know them).
+AGE_STEPS: list[tuple[int | None, str, int]] = [
+    (60, "just now", 1),
+    (3600, "{n} min ago", 60),
+    (86400, "{n} h ago", 3600),
+    (None, "{n} d ago", 86400),
+]
+
+
 @register.filter
 def short_age(value: datetime | None) -> str:
     """ "just now", "4 min ago", "3 h ago", "2 d ago": short enough for a table column."""
     if value is None:
         return ""
     seconds = max(0, int((timezone.now() - value).total_seconds()))
-    if seconds < 60:
-        return "just now"
-    if seconds < 3600:
-        return f"{seconds // 60} min ago"
-    if seconds < 86400:
-        return f"{seconds // 3600} h ago"
-    return f"{seconds // 86400} d ago"
+    for below, words, unit in AGE_STEPS:
+        if below is None or seconds < below:
+            return words.format(n=seconds // unit)
+    return ""
+
+
+@register.simple_tag
+def age_steps() -> list[dict[str, Any]]:
+    return [{"below": below, "words": words, "unit": unit} for below, words, unit in AGE_STEPS]
 
 
 @register.filter
@@ -132,9 +146,10 @@ def initials(user: Any) -> str:
 
 @register.filter
 def avatar_hue(user: Any) -> int:
-    """A stable hue per person, so the same teammate keeps the same avatar colour everywhere."""
+    """A stable hue per person (one of 12, 30° apart: app.css styles ``.avatar[data-hue]``), so the same
+    teammate keeps the same avatar colour everywhere."""
     name = user.get_username() if user is not None else ""
-    return sum(ord(char) * (index + 1) for index, char in enumerate(name)) % 360
+    return (sum(ord(char) * (index + 1) for index, char in enumerate(name)) % 360) // 30 * 30
 
 
 @register.filter
@@ -280,3 +295,11 @@ def decision_words(decision: Any) -> str:
     if not getattr(decision, "final", True) and outcome == "approved":
         words += " (a quorum vote)"
     return words
+
+
+@register.simple_tag
+def live_socket_path() -> str:
+    """Where pages open their websocket (inbox.live.routing)."""
+    from inbox.live.routing import LIVE_PATH
+
+    return "/" + LIVE_PATH

@@ -1,5 +1,7 @@
-/* Approval Inbox page behaviour: countdowns, keyboard navigation, the edit diff, the run page's live
-   RunAgentInput preview. Plain JS, no build step; every feature degrades to plain links and forms. */
+/* Approval Inbox page behaviour that belongs in the browser: countdowns, keyboard navigation, bulk
+   selection, the edit fields and diff of "Approve with edits". Plain JS, no build step; every feature
+   degrades to plain links and forms. What the server knows (ages, sort order, the resume preview) is
+   rendered by the server. */
 (function () {
   "use strict";
 
@@ -25,20 +27,17 @@
     });
   }
 
-  // The list's Age column, in the words of the server's short_age filter.
-  function shortAge(ms) {
-    var s = Math.max(0, Math.floor(ms / 1000));
-    if (s < 60) return "just now";
-    if (s < 3600) return Math.floor(s / 60) + " min ago";
-    if (s < 86400) return Math.floor(s / 3600) + " h ago";
-    return Math.floor(s / 86400) + " d ago";
-  }
-
+  // The list's Age column follows the clock in the server's words (the steps short_age renders with).
   function tickAges() {
-    var now = Date.now();
+    var holder = document.getElementById("age-steps");
+    if (!holder) return;
+    var steps = JSON.parse(holder.textContent), now = Date.now();
     document.querySelectorAll(".col-age time[datetime]").forEach(function (el) {
       var at = Date.parse(el.getAttribute("datetime"));
-      if (!isNaN(at)) el.textContent = shortAge(now - at);
+      if (isNaN(at)) return;
+      var seconds = Math.max(0, Math.floor((now - at) / 1000));
+      var step = steps.find(function (s) { return s.below === null || seconds < s.below; });
+      if (step) el.textContent = step.words.replace("{n}", String(Math.floor(seconds / step.unit)));
     });
   }
 
@@ -71,7 +70,8 @@
     if (dialog && dialog.open) return;
     if (pendingG) {
       pendingG = false;
-      if (event.key === "i") { window.location.href = "/inbox/"; return; }
+      var home = document.querySelector("[data-home]");
+      if (event.key === "i" && home) { window.location.href = home.href; return; }
     }
     if (event.key === "g") { pendingG = true; setTimeout(function () { pendingG = false; }, 1000); return; }
     if (event.key === "/") {
@@ -103,7 +103,7 @@
 
   // --- list: bulk selection ----------------------------------------------------------------------
   // The bulk form posts the checked rows without any script; this only adds select-all, the count and
-  // the row highlight. Rows the live script inserts are picked up because everything is looked up anew.
+  // the row highlight. Rows the live updates swap in are picked up because everything is looked up anew.
   function updateBulk() {
     var form = document.querySelector("[data-bulk-form]");
     if (!form) return;
@@ -134,8 +134,7 @@
       }
       if (target.matches && target.matches("[data-bulk-all], [data-bulk-select]")) updateBulk();
     });
-    var tbody = document.getElementById("item-rows");
-    if (tbody && window.MutationObserver) new MutationObserver(updateBulk).observe(tbody, { childList: true });
+    document.addEventListener("inbox:live-applied", updateBulk);
     updateBulk();
   }
 
@@ -315,46 +314,20 @@
   }
 
   // --- run page --------------------------------------------------------------------------------
-  function setupRunPreview() {
+  // "Set all" ticks every open interrupt's choice; the form's change asks the server for the preview.
+  function setupSetAll() {
     var form = document.querySelector("[data-run-form]");
-    var pre = document.getElementById("resume-preview");
-    if (form) {
-      form.querySelectorAll("[data-set-all]").forEach(function (button) {
-        button.addEventListener("click", function () {
-          var value = button.dataset.setAll;
-          form.querySelectorAll("[data-run-item]").forEach(function (li) {
-            var radio = li.querySelector('input[type=radio][value="' + value + '"]');
-            if (radio) radio.checked = true;
-          });
-          form.dispatchEvent(new Event("change"));
+    if (!form) return;
+    form.querySelectorAll("[data-set-all]").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var value = button.dataset.setAll;
+        form.querySelectorAll("[data-run-item]").forEach(function (li) {
+          var radio = li.querySelector('input[type=radio][value="' + value + '"]:not([disabled])');
+          if (radio) radio.checked = true;
         });
+        form.dispatchEvent(new Event("change", { bubbles: true }));
       });
-    }
-    if (!form || !pre) return;
-    function update() {
-      // Looked up each time: the live script may have swapped the resume block for a fresher copy.
-      var target = document.getElementById("resume-preview");
-      if (!target) return;
-      var base, entries;
-      try { base = JSON.parse(target.dataset.previewBase); entries = JSON.parse(target.dataset.previewEntries); } catch (e) { return; }
-      var resume = [], waiting = 0;
-      entries.forEach(function (entry) {
-        if (entry.entry) { resume.push(entry.entry); return; }
-        var li = form.querySelector('[data-run-item="' + entry.pk + '"]');
-        var checked = li && li.querySelector("input[type=radio]:checked:not([disabled])");
-        var choice = checked ? checked.value : "";
-        if (choice === "cancel") resume.push({ interruptId: entry.interruptId, status: "cancelled" });
-        else if ((choice === "approve" || choice === "deny") && li.dataset[choice]) {
-          resume.push({ interruptId: entry.interruptId, status: "resolved", payload: JSON.parse(li.dataset[choice]) });
-        } else if (entry.status === "open") waiting++;
-      });
-      target.textContent = JSON.stringify(Object.assign({}, base, { resume: resume }), null, 2);
-      var summary = form.querySelector("[data-run-summary]");
-      if (summary) summary.textContent = waiting ? waiting + " still undecided after this: the resume waits for them." :
-        "This completes the run: the resume above is sent.";
-    }
-    form.addEventListener("change", update);
-    update();
+    });
   }
 
   // --- small things ----------------------------------------------------------------------------
@@ -396,11 +369,12 @@
     tickCountdowns();
     setInterval(tickCountdowns, 1000);
     setInterval(tickAges, 15000);
+    document.addEventListener("inbox:live-applied", tickCountdowns);
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
     setupEditFields();
     setupEditDiff();
-    setupRunPreview();
+    setupSetAll();
     setupApiButtons();
     setupFilters();
     setupBulk();

@@ -9,6 +9,7 @@ import pytest
 
 from agents.client import AgentCallError, run_agent
 from agents.models import Agent
+from inbox.models import Run
 from tests.agent_servers import Reply
 
 RUN_INPUT = {
@@ -103,3 +104,36 @@ def test_a_reply_that_is_not_utf8_is_refused(scripted):
     with pytest.raises(AgentCallError) as caught:
         call(server)
     assert "not UTF-8" in caught.value.message
+
+
+def test_a_run_started_from_the_inbox_ends_at_the_deadline_with_a_502_naming_it(
+    client, make_agent, alice, scripted, settings
+):
+    settings.INBOX_AGENT_STREAM_DEADLINE = 1
+    server = scripted(Reply(stream=[STARTED, *([b": keep-alive\n\n", 0.1] * 600)]))
+    make_agent("endless", endpoint=server.url)
+    client.force_login(alice)
+    response = client.post("/api/v1/agents/endless/runs", {"message": "email"}, content_type="application/json")
+    assert response.status_code == 502
+    assert response.json()["error"] == "agent_bad_reply"
+    assert "did not finish within the 1 s deadline" in response.json()["detail"]
+    assert not Run.objects.exists()
+
+
+def test_a_resume_whose_agent_never_ends_fails_with_the_deadline_as_reason(make_agent, alice, scripted, settings):
+    from inbox.decisions.services import decision_submit
+    from inbox.ingest.start import run_start
+    from inbox.models import Resume
+    from inbox.resumes.services import resume_dispatch
+    from tests.conftest import load_events
+
+    server = scripted(Reply(sse=load_events("email-interrupted-run.jsonl")))
+    agent = make_agent("endless", endpoint=server.url).agent
+    run = run_start(agent=agent, user=alice, message="email", thread_id="email-edit-148e0c3b").run
+    decision_submit(item_id=run.items.get().pk, user=alice, status="resolved", payload={"approved": True})
+    server.replies.append(Reply(stream=[STARTED, *([b": keep-alive\n\n", 0.1] * 600)]))
+    settings.INBOX_AGENT_STREAM_DEADLINE = 1
+
+    assert resume_dispatch(resume_id=Resume.objects.get(run=run).pk) == "failed"
+    resume = Resume.objects.get(run=run)
+    assert resume.state == "failed" and "did not finish within the 1 s deadline" in resume.last_error

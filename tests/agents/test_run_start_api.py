@@ -97,12 +97,13 @@ def test_the_agents_outbound_auth_header_is_sent(client, make_agent, alice, scri
     assert set(server.received[0]) >= {"threadId", "runId", "messages", "state", "tools", "context", "forwardedProps"}
 
 
-def test_retrying_a_resume_that_has_not_failed_is_a_409(client, demo, demo_agent, alice):
+def test_retrying_a_resume_that_has_not_failed_is_a_409(client, demo, demo_agent, alice, staff):
     from inbox.decisions.services import decision_submit
 
     client.force_login(alice)
     run = post(client, "demo", {"message": "email"}).json()
     decision_submit(item_id=run["items"][0]["id"], user=alice, status="resolved", payload={"approved": True})
+    client.force_login(staff)  # retrying is an operator's action
     response = client.post(f"/api/v1/runs/{run['id']}/resume/retry")
     assert response.status_code == 409
     assert response.json()["state"] == "pending"

@@ -256,6 +256,12 @@ class Cluster:
             self.start_web(index)
             self.start_worker(index)
         self.beat.start()
+        # Up means up: both workers and beat have recorded their first heartbeat.
+        wait_until(
+            lambda: httpx.get(self.web_url(0) + "/healthz", timeout=2).status_code == 200,
+            timeout=60,
+            what="/healthz to report everything up",
+        )
 
     def stop_all(self) -> None:
         for proc in [*self.webs, *self.workers, self.beat, self.demo]:

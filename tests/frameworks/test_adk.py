@@ -48,7 +48,9 @@ def interrupted(trip) -> tuple[dict, InboxItem]:
 def test_approve_runs_the_real_call_and_its_result_is_filed_on_the_item(trip, adk_server):
     run, item = interrupted(trip)
     page = trip.client.get(f"/inbox/items/{item.pk}/").content.decode()
-    assert "send_email" in page and "bob@example.com" in page
+    proposal = page.split("data-proposal", 1)[1].split("</section>", 1)[0]
+    assert "send_email" in proposal and item.linked_call_id in proposal and "bob@example.com" in proposal
+    assert "adk_request_confirmation" not in proposal
 
     trip.decide(item.pk, "resolved", {"approved": True})
     assert trip.resume(run["id"]) == "delivered"

@@ -180,3 +180,33 @@ def test_the_report_is_in_the_openapi_schema(client, staff):
     client.force_login(staff)
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").content.decode()
     assert "/api/v1/agents/{slug}/conformance" in schema and "ConformanceReport" in schema
+
+
+@pytest.mark.integration
+def test_an_operators_retry_counts_as_a_resent_resume(make_agent, scripted, alice, staff, client):
+    from inbox.resumes.services import resume_retry
+
+    agent = scripted(
+        Reply(sse=feedback_pause("r-1", thread="t-retry")),
+        Reply(
+            sse=[{"type": "RUN_STARTED", "threadId": "t-retry", "runId": "x"}, {"type": "RUN_ERROR", "message": "busy"}]
+        ),
+        Reply(
+            sse=[
+                {"type": "RUN_STARTED", "threadId": "t-retry", "runId": "x"},
+                {"type": "RUN_FINISHED", "threadId": "t-retry", "runId": "x"},
+            ]
+        ),
+    )
+    make_agent("retried", endpoint=agent.url)
+    client.force_login(alice)
+    run = start(client, "retried", thread="t-retry")
+    decision_submit(item_id=run.items.get().pk, user=alice, status="resolved", payload={"ok": True})
+    resume = Resume.objects.get(run=run)
+    assert resume_dispatch(resume_id=resume.pk) == "failed"
+    assert "replay" not in {k for k, v in variants(client, "retried").items() if v}
+    resume_retry(resume=resume, user=staff)
+    assert resume_dispatch(resume_id=resume.pk) == "delivered"
+    seen = variants(client, "retried")
+    assert seen["replay"] == {"answered"} and seen["run_error"] == {"with_run_started"}
+    assert agent.received[1]["runId"] == agent.received[2]["runId"]

@@ -106,3 +106,12 @@ def test_forms_and_the_openapi_document_read_the_limits(client, alice, email_ite
     ingest = schema["paths"]["/api/v1/runs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     interrupts = ingest["oneOf"][0]["properties"]["outcome"]["properties"]["interrupts"]
     assert interrupts["maxItems"] == limits.max_interrupts_per_run()
+
+
+def test_the_bulk_limit_is_the_services_on_the_page_too(client, alice, email_item):
+    client.force_login(alice)
+    ids = [email_item.pk] + list(range(10**6, 10**6 + limits.MAX_BULK_ITEMS))
+    page = client.post("/inbox/bulk/", {"ids": ids, "action": "approve"}, follow=True).content.decode()
+    assert f"At most {limits.MAX_BULK_ITEMS} items at once." in page
+    email_item.refresh_from_db()
+    assert email_item.is_open and not Decision.objects.exists()

@@ -178,6 +178,45 @@ def test_the_list_paginates_fifty_at_a_time(client, alice, posted):
     assert "51–60 of 60" in second.content.decode()
 
 
+def test_tab_counts_stop_at_their_bound_and_say_so(client, alice, posted, monkeypatch):
+    monkeypatch.setattr("inbox.listing.selectors.LIST_COUNT_LIMIT", 4)
+    posted(
+        interrupt_run(
+            "t-bound",
+            "r-bound",
+            [{"id": f"b-{n}", "reason": "confirmation", "message": f"question {n}"} for n in range(7)],
+        )
+    )
+    InboxItem.objects.filter(interrupt_id__in=["b-0", "b-1"]).update(status="expired")
+    client.force_login(alice)
+    response = client.get("/inbox/")
+    page = response.content.decode()
+    # 5 open (more than 4): "4+"; 2 expired: exact; all 7: "4+".
+    assert 'data-count="open">4+</span>' in page
+    assert 'data-count="expired">2</span>' in page
+    assert 'data-count="all">4+</span>' in page
+    # A text search counts its matches in one pass: past the bound every tab is a lower bound.
+    searched = client.get("/inbox/?tab=all&q=question").content.decode()
+    assert 'data-count="all">4+</span>' in searched
+
+
+def test_text_search_finds_items_by_message_tool_name_and_thread_id_within_the_viewers_teams(
+    client, alice, posted, make_agent
+):
+    posted(email_with_proposal())  # thread-2, tool sendEmail
+    posted(quarterly_filing(), as_agent=make_agent("filer"))
+    client.force_login(alice)
+
+    def found(q: str) -> list[str]:
+        return sorted(item.interrupt_id for item in client.get(f"/inbox/?tab=all&q={q}").context["items"])
+
+    email = [item.interrupt_id for item in InboxItem.objects.filter(tool_call__name="sendEmail")]
+    assert email and found("SENDEMAIL") == sorted(email)
+    assert found("thread-2") == sorted(email)
+    assert found("quarterly") == ["int-form"]
+    assert found("no-such-words") == []
+
+
 def test_an_empty_inbox_says_so_helpfully(client, alice):
     client.force_login(alice)
     page = client.get("/inbox/").content.decode()

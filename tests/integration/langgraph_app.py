@@ -106,10 +106,12 @@ def build_graph():
     return graph.compile(checkpointer=InMemorySaver())
 
 
+# --- docs/agents/langgraph.md ---
 app = FastAPI()
 add_langgraph_fastapi_endpoint(
     app, LangGraphAgent(name="mailer", graph=build_graph(), emit_interrupt_outcome=True), path="/"
 )
+# --- end of snippet ---
 
 
 @app.get("/record")

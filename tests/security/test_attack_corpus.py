@@ -249,3 +249,66 @@ def test_an_item_whose_edited_args_schema_is_a_boolean_opens(client: Client, ali
     page = client.get(f"/inbox/items/{InboxItem.objects.get().pk}/")
     assert page.status_code == 200
     assert b"Approve with edits" in page.content
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/items/99999999999999999999999",
+        "/api/v1/runs/99999999999999999999999/comments",
+        "/inbox/items/99999999999999999999999/",
+        "/inbox/rows/?ids=99999999999999999999999",
+        "/inbox/?page=99999999999999999999999",
+        "/audit/tool-calls/tc-1/?item=99999999999999999999999",
+    ],
+)
+def test_ids_too_large_for_the_database(url, client: Client, staff):
+    client.force_login(staff)
+    assert client.get(url).status_code in (200, 400, 404)
+
+
+def test_bulk_ids_too_large_for_the_database(client: Client, alice):
+    client.force_login(alice)
+    body = json.dumps({"ids": [1, 91009762058100770078720], "action": "cancel"})
+    response = client.post("/api/v1/items/bulk-decision", data=body, content_type="application/json")
+    assert response.status_code == 400 and response.json()["field"] == "ids"
+
+
+TOOL_ARGS = {
+    "deep": '{"a": %s}' % deep(2000),  # noqa: UP031
+    "nul": '{"to": "a\\u0000"}',
+    "nan": '{"n": NaN}',
+    "huge_int": '{"n": %s}' % ("9" * 5000),  # noqa: UP031
+}
+
+
+@pytest.mark.parametrize("case", list(TOOL_ARGS))
+def test_hostile_tool_call_arguments_are_kept_as_text(case, client: Client, agent, alice):
+    """Arguments arrive as text inside a string: valid JSON outside, hostile once parsed."""
+    args = TOOL_ARGS[case]
+    events = [
+        {"type": "RUN_STARTED", "threadId": "t-1", "runId": "r-1"},
+        {"type": "TOOL_CALL_START", "toolCallId": "tc-1", "toolCallName": "send"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-1", "delta": args},
+        {"type": "TOOL_CALL_END", "toolCallId": "tc-1"},
+        {
+            "type": "MESSAGES_SNAPSHOT",
+            "messages": [
+                {
+                    "id": "m-1",
+                    "role": "assistant",
+                    "toolCalls": [{"id": "tc-1", "type": "function", "function": {"name": "send", "arguments": args}}],
+                }
+            ],
+        },
+        finished({"reason": "tool_call", "toolCallId": "tc-1"}),
+    ]
+    response = client.post(
+        "/api/v1/runs", data=json.dumps({"events": events}), content_type="application/json", **agent.auth
+    )
+    assert response.status_code == 201, response.content
+    item = InboxItem.objects.get()
+    assert item.tool_call["args"] is None and item.tool_call["argsText"] == args
+    client.force_login(alice)
+    assert client.get(f"/inbox/items/{item.pk}/").status_code == 200
+    assert client.get("/audit/tool-calls/tc-1/").status_code == 200

@@ -1,7 +1,8 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from agents.models import Agent, http_url_validator
+from agents import services
+from agents.models import http_url_validator
 
 DESCRIPTION = (
     "The built-in demo agent (agents/demo.py, no LLM). Start a run from its page with one of: "
@@ -22,10 +23,7 @@ class Command(BaseCommand):
             http_url_validator(endpoint)
         except ValidationError:
             raise CommandError(f"--endpoint must be an http or https URL, got {endpoint!r}") from None
-        agent, created = Agent.objects.get_or_create(
-            slug="demo", defaults={"name": "Demo agent", "endpoint_url": endpoint, "description": DESCRIPTION}
+        _, created = services.agent_ensure(
+            slug="demo", name="Demo agent", endpoint_url=endpoint, description=DESCRIPTION, via="demo_setup"
         )
-        if not created and (agent.endpoint_url, agent.name) != (endpoint, "Demo agent"):
-            agent.endpoint_url, agent.name = endpoint, "Demo agent"
-            agent.save(update_fields=["endpoint_url", "name"])
         self.stdout.write(f"{'Created' if created else 'Updated'} agent 'demo' at {endpoint} (visible to staff).")

@@ -1,0 +1,323 @@
+"""What an open page's websocket receives: the page's changed fragments, rendered on the server for the
+socket's user, as htmx out-of-band swaps.
+
+A page opens ``/ws/inbox/?view=list&<its filters>`` (or ``view=item&item=<pk>``, ``view=run&run=<pk>``,
+``view=page``). Pushes reach the socket as the small JSON events of ``inbox.live.push``; the consumer
+gathers the ones that arrive together and asks :func:`render` for HTML: the list's rows, tab counts and
+pager as this user's filters, sort and page show them; the item page's status, claim box, quorum and
+discussion; the run page's resume block and the interrupts that changed; a notice or toast in words
+about this user ("you"). Everything is read through the same selectors as the pages, so a fragment never
+holds what the user may not see, and nothing of the page's logic (sorting, ages, the resume preview) is
+written again in JavaScript.
+
+After a (re)connect the page sends ``since`` (the time of the last fragment it got): if anything was
+recorded since then (an audit event, less a margin for slow commits), the page's fragments are rendered
+afresh, so a page converges to the server's truth after any outage without a reload.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, QueryDict
+from django.middleware.csrf import get_token
+from django.template import loader
+from django.utils import timezone
+from django.utils.html import format_html
+
+from inbox.listing import selectors as page_selectors
+from inbox.listing.selectors import ListFilters
+from inbox.listing.views import list_context, run_live_context, run_rows
+from inbox.models import AuditEvent, InboxItem
+
+Event = tuple[str, dict[str, Any]]
+
+LIST_EVENTS = frozenset(
+    {"item.created", "item.decided", "item.expired", "items.expired", "item.claimed", "item.reminder"}
+)
+VIEWS = ("list", "item", "run", "page")
+# Closing codes a page does not reconnect after (live.js): signed out, or its object is no longer visible.
+GONE = 4404
+
+
+@dataclass(frozen=True)
+class LiveView:
+    """What one socket's page shows, from the socket's query string."""
+
+    kind: str
+    pk: int | None = None
+    query: QueryDict | None = None
+    since: float | None = None
+    shown_status: str = ""  # the item page: the item's status when the page was rendered
+
+    @classmethod
+    def parse(cls, query_string: bytes | str) -> LiveView | None:
+        """None for a socket that speaks the JSON protocol (no ``view``); a ValueError for a bad one."""
+        query = QueryDict(query_string)
+        kind = query.get("view")
+        if kind is None:
+            return None
+        if kind not in VIEWS:
+            raise ValueError(f"view: one of {', '.join(VIEWS)}")
+        pk = None
+        if kind in ("item", "run"):
+            raw = query.get(kind, "")
+            if not raw.isdigit():
+                raise ValueError(f"{kind}: the numeric id of the {kind}")
+            pk = int(raw)
+        since = None
+        if query.get("since"):
+            try:
+                since = float(query["since"])
+            except ValueError:
+                raise ValueError("since: seconds since the epoch") from None
+        return cls(kind=kind, pk=pk, query=query, since=since, shown_status=query.get("status", ""))
+
+    @property
+    def subscription(self) -> tuple[str, int] | None:
+        return (self.kind, self.pk) if self.kind in ("item", "run") and self.pk is not None else None
+
+
+_csrf = threading.local()
+
+
+def render_to_string(name: str, context: dict[str, Any]) -> str:
+    """A template of the page, with the socket's CSRF token for its forms (no request is at hand here)."""
+    return loader.render_to_string(name, {"csrf_token": getattr(_csrf, "token", ""), **context})
+
+
+@dataclass
+class Rendered:
+    html: str = ""
+    close_code: int | None = None
+
+
+def changed_since(since: float | None) -> bool:
+    """Whether anything was recorded since ``since`` (less the resync margin): a reconnecting page then
+    gets its fragments afresh. Without a cursor, always."""
+    if since is None:
+        return True
+    try:
+        moment = datetime.fromtimestamp(since, tz=UTC)
+    except (OverflowError, OSError, ValueError):
+        return True
+    cutoff = moment - timedelta(seconds=settings.INBOX_LIVE_RESYNC_MARGIN_SECONDS)
+    return AuditEvent.objects.filter(created_at__gte=cutoff).exists()
+
+
+def csrf_token_for(cookie_secret: str | None) -> str:
+    """The CSRF token forms in pushed fragments carry: a fresh mask of the page's own CSRF cookie, as
+    ``{% csrf_token %}`` would render it for that browser's next request."""
+    if not cookie_secret:
+        return ""
+    request = HttpRequest()
+    request.META["CSRF_COOKIE"] = cookie_secret
+    return get_token(request)
+
+
+def render(view: LiveView, user: Any, events: list[Event], *, full: bool = False, csrf_token: str = "") -> Rendered:
+    """The fragments ``events`` changed on ``view`` for ``user`` (all of them when ``full``). ``csrf_token``
+    goes into the forms the fragments hold (see :func:`csrf_token_for`)."""
+    cursor = timezone.now().timestamp()
+    renderer = {"list": _list, "item": _item, "run": _run, "page": _page}[view.kind]
+    _csrf.token = csrf_token
+    result = renderer(view, user, events, full)
+    if result.html or result.close_code is None and events:
+        last = events[-1][0] if events else ""
+        result.html += format_html(
+            '<span id="live-meta" hidden data-cursor="{}" data-last-event="{}" hx-swap-oob="true"></span>',
+            f"{cursor:.3f}",
+            last,
+        )
+    return result
+
+
+# --- the list -------------------------------------------------------------------------------------
+
+
+def _list(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    if not full and not any(event in LIST_EVENTS for event, _ in events):
+        return Rendered()
+    filters = ListFilters.from_query(view.query or QueryDict())
+    context = {**list_context(user=user, filters=filters), "user": user, "oob": True}
+    changed = {payload.get("item") for event, payload in events if event in LIST_EVENTS}
+    context["flash"] = {item.pk for item in context["items"] if item.pk in changed}
+    parts = [
+        render_to_string("inbox/_list_tabs.html", context),
+        # Table parts parse only inside a table or a <template>: htmx swaps out-of-band what a template holds.
+        f"<template>{render_to_string('inbox/_list_rows.html', context)}</template>",
+        render_to_string("inbox/_list_empty.html", context),
+        render_to_string("inbox/_list_pager.html", context),
+    ]
+    parts += [_toast(payload) for event, payload in events if event == "item.reminder"]
+    return Rendered("".join(parts))
+
+
+# --- other pages: reminders as toasts -------------------------------------------------------------
+
+
+def _page(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    return Rendered("".join(_toast(payload) for event, payload in events if event == "item.reminder"))
+
+
+def _toast(payload: dict[str, Any]) -> str:
+    item = InboxItem(pk=payload["item"])
+    return format_html(
+        '<div id="live-toasts" hx-swap-oob="beforeend"><div class="live-toast"><a href="{}">Reminder: {}</a></div>'
+        "</div>",
+        item.get_absolute_url(),
+        payload.get("message", ""),
+    )
+
+
+# --- an item page ---------------------------------------------------------------------------------
+
+
+def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    item = page_selectors.item_for_page(user=user, pk=view.pk)
+    if item is None:
+        return Rendered(close_code=GONE)
+    relevant = [(e, p) for e, p in events if p.get("item") == item.pk or p.get("run") == item.run_id]
+    if not relevant and not full:
+        return Rendered()
+    siblings = page_selectors.run_items(item.run)
+    decisions = list(item.decisions.select_related("user"))
+    context = {
+        "item": item,
+        "run": item.run,
+        "siblings": siblings,
+        "decided_count": sum(1 for sibling in siblings if sibling.status in _DECIDED),
+        "user": user,
+        "oob": True,
+        **page_selectors.item_team(user=user, item=item, decisions=decisions),
+    }
+    names = ["inbox/_item_run_card.html", "inbox/_claim_alert.html"]
+    if item.is_open:
+        names += ["inbox/_claim.html", "inbox/_quorum_hint.html"]
+        if context["quorum"]:
+            names.append("inbox/_quorum.html")
+    if full or any(event == "comment.added" and p.get("item") == item.pk for event, p in relevant):
+        names.append("inbox/_comment_list.html")
+    parts = [render_to_string(name, context) for name in names]
+    parts.append(render_to_string("inbox/_status_pill.html", {**context, "pill_id": "item-status"}))
+    notice = _item_notice(item, user, relevant, shown_status=view.shown_status if full else "")
+    if notice:
+        parts.append(_notice(*notice))
+    return Rendered("".join(parts))
+
+
+_DECIDED = (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)
+
+
+def _who(name: str | None, user: Any, *, me: str) -> str:
+    return me if name and name == user.get_username() else (name or "")
+
+
+def _outcome(event: str, payload: dict[str, Any], user: Any) -> str:
+    if event == "item.expired":
+        note = payload.get("note")
+        return f"Expired: {note}." if note else "Expired."
+    how = "Cancelled" if payload.get("status") == InboxItem.Status.CANCELLED else "Decided"
+    who = _who(payload.get("decidedBy"), user, me="you (in another window)")
+    return f"{how} by {who}." if who else f"{how}."
+
+
+def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_status: str) -> tuple[str, str] | None:
+    notice = None
+    for event, payload in events:
+        if payload.get("item") != item.pk:
+            continue
+        if event in ("item.decided", "item.expired"):
+            notice = (f"{_outcome(event, payload, user)} Reload to see the outcome.", "warn")
+        elif event == "item.reminder":
+            notice = (f"Reminder: {payload.get('message', '')}", "warn")
+        elif event == "item.claimed":
+            holder = payload.get("claimedBy")
+            text = f"Claimed by {_who(holder, user, me='you')}." if holder else "Released: no one holds this item now."
+            notice = (text, "")
+        elif event == "item.vote":
+            notice = (
+                f"{payload.get('by')} approved ({payload.get('approvals')} of {payload.get('required')} approvals).",
+                "",
+            )
+        elif event == "item.tool_result":
+            notice = ("The tool ran and its result arrived. Reload to see it.", "")
+    if notice is None and shown_status == InboxItem.Status.OPEN and not item.is_open:
+        # Closed while the page's socket was down: say so, as the push would have.
+        event = "item.expired" if item.status == InboxItem.Status.EXPIRED else "item.decided"
+        payload = {
+            "status": item.status,
+            "note": item.status_note,
+            "decidedBy": item.decided_by.get_username() if item.decided_by else None,
+        }
+        notice = (f"{_outcome(event, payload, user)} Reload to see the outcome.", "warn")
+    return notice
+
+
+def _notice(text: str, tone: str) -> str:
+    return format_html(
+        '<div id="live-notice" role="status" aria-live="polite"{} hx-swap-oob="true">{}</div>',
+        format_html(' data-tone="{}"', tone) if tone else "",
+        text,
+    )
+
+
+# --- a run page -----------------------------------------------------------------------------------
+
+
+def _run(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    run = page_selectors.run_for_page(user=user, pk=view.pk)
+    if run is None:
+        return Rendered(close_code=GONE)
+    relevant = [(e, p) for e, p in events if p.get("run") == run.pk]
+    if not relevant and not full:
+        return Rendered()
+    items = page_selectors.run_items(run)
+    context = {"run": run, "items": items, "user": user, "oob": True, **run_live_context(run, items, user=user)}
+    parts = [render_to_string("inbox/_run_live.html", context)]
+    touched = {p.get("item") for _, p in relevant}
+    for row in run_rows(items, None, user):
+        item = row["item"]
+        if not (full or item.pk in touched):
+            continue
+        if item.is_open:
+            parts.append(render_to_string("inbox/_run_item.html", {**context, "row": row}))
+        else:  # keep the row (and what was chosen) but show its new status and lock it
+            pk_text = str(item.pk)
+            pill = {"item": item, "pill_id": f"run-item-status-{pk_text}", "lock_target": f"#run-item-{pk_text}"}
+            parts.append(render_to_string("inbox/_status_pill.html", {**pill, "oob": True}))
+    if full or any(event == "comment.added" and not p.get("item") for event, p in relevant):
+        comments = page_selectors.comments_of(run)
+        parts.append(render_to_string("inbox/_comment_list.html", {"comments": comments, "oob": True}))
+    notice = _run_notice(items, user, relevant)
+    if notice:
+        parts.append(_notice(*notice))
+    return Rendered("".join(parts))
+
+
+def _run_notice(items: list[InboxItem], user: Any, events: list[Event]) -> tuple[str, str] | None:
+    by_pk = {item.pk: item for item in items}
+    notice = None
+    for event, payload in events:
+        if event in ("item.decided", "item.expired"):
+            if event == "item.decided" and payload.get("decidedBy") == user.get_username():
+                continue
+            text = f"{_outcome(event, payload, user).removesuffix('.')} — interrupt {payload.get('item')}."
+            notice = (text, "warn" if event == "item.expired" else "")
+        elif event == "item.claimed" and payload.get("claimedBy") != user.get_username():
+            item = by_pk.get(payload.get("item"))
+            name = item.interrupt_id if item else f"interrupt {payload.get('item')}"
+            holder = payload.get("claimedBy")
+            text = (
+                f"{holder} is on {name}: only they decide it."
+                if holder
+                else f"{name} was released: anyone may decide it."
+            )
+            notice = (text, "")
+        elif event == "item.reminder":
+            notice = (f"Reminder: {payload.get('message', '')}", "warn")
+    return notice

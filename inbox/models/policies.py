@@ -1,0 +1,158 @@
+"""Auto-decision policies: which of an agent's requests need a human at all.
+
+A ``Policy`` belongs to one agent or to one team (then it applies to every agent of the team). Policies are
+evaluated in ``position`` order at ingest; the first enforced policy that matches an item acts on it.
+Shadow policies only record what they would have done. Every evaluation that matched is a ``PolicyMatch``
+row (the stats page reads them), and an enforced approve or deny is a real ``Decision`` made by the
+policy's service account (an inactive user named ``policy:<name>``, so the audit log, the tool-call trail
+and the quorum count see it like any approver).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+from django.utils import timezone
+
+
+class Policy(models.Model):
+    class Action(models.TextChoices):
+        APPROVE = "approve", "Approve"
+        DENY = "deny", "Deny"
+        REQUIRE_APPROVALS = "require_approvals", "Require N approvals"
+        ROUTE = "route", "Route to a team"
+
+    class Mode(models.TextChoices):
+        ENFORCE = "enforce", "Enforce"
+        SHADOW = "shadow", "Shadow (record only)"
+
+    class Subject(models.TextChoices):
+        ARGUMENTS = "arguments", "Tool arguments"
+        METADATA = "metadata", "Interrupt metadata"
+
+    name = models.CharField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    # Exactly one of agent / team (policy_scope_is_one_of_agent_or_team).
+    agent = models.ForeignKey("agents.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="policies")
+    team = models.ForeignKey(Group, null=True, blank=True, on_delete=models.CASCADE, related_name="policies")
+    position = models.PositiveIntegerField(default=100, help_text="Lower runs first.")
+    enabled = models.BooleanField(default=True)
+    # The match: each empty part matches anything.
+    reason = models.CharField(max_length=255, blank=True, help_text="The interrupt's reason; empty = any.")
+    tool_name = models.CharField(max_length=255, blank=True, help_text="For tool_call: the tool; empty = any.")
+    subject = models.CharField(max_length=16, choices=Subject.choices, default=Subject.ARGUMENTS)
+    match_schema = models.JSONField(
+        null=True, blank=True, help_text="A JSON Schema the subject must satisfy; empty = any."
+    )
+    action = models.CharField(max_length=32, choices=Action.choices)
+    approvals = models.PositiveSmallIntegerField(null=True, blank=True, help_text="For 'require N approvals'.")
+    route_team = models.ForeignKey(
+        Group, null=True, blank=True, on_delete=models.PROTECT, related_name="routed_by_policies"
+    )
+    counts_as_approver = models.BooleanField(
+        default=False,
+        help_text="On an agent that needs several approvals, an approval by this policy counts as one of them. "
+        "Otherwise it is recorded and the item still needs every approval from people.",
+    )
+    mode = models.CharField(max_length=16, choices=Mode.choices, default=Mode.SHADOW)
+    version = models.PositiveIntegerField(default=1)
+    service_user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="inbox_policy"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "inbox"
+        ordering = ["position", "pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(agent__isnull=False) & Q(team__isnull=True))
+                | (Q(agent__isnull=True) & Q(team__isnull=False)),
+                name="policy_scope_is_one_of_agent_or_team",
+            )
+        ]
+        verbose_name_plural = "policies"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("inbox:policy", args=[self.pk])
+
+    @property
+    def actor_label(self) -> str:
+        return f"policy:{self.name}"
+
+    @property
+    def scope_label(self) -> str:
+        return f"agent {self.agent}" if self.agent_id else f"team {self.team}"
+
+    @property
+    def action_label(self) -> str:
+        if self.action == self.Action.REQUIRE_APPROVALS:
+            return f"Require {self.approvals} approvals"
+        if self.action == self.Action.ROUTE:
+            return f"Route to {self.route_team}"
+        return self.get_action_display()
+
+    def snapshot(self) -> dict:
+        """The editable fields as the audit log records them (and diffs them)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "agent": self.agent.slug if self.agent_id and self.agent else None,
+            "team": self.team.name if self.team_id and self.team else None,
+            "position": self.position,
+            "enabled": self.enabled,
+            "reason": self.reason,
+            "toolName": self.tool_name,
+            "subject": self.subject,
+            "matchSchema": self.match_schema,
+            "action": self.action,
+            "approvals": self.approvals,
+            "routeTeam": self.route_team.name if self.route_team_id and self.route_team else None,
+            "countsAsApprover": self.counts_as_approver,
+            "mode": self.mode,
+        }
+
+
+class PolicyMatch(models.Model):
+    """One policy matching one item at ingest: what it did (enforce) or would have done (shadow)."""
+
+    class Outcome(models.TextChoices):
+        DECIDED = "decided", "Decided the item"
+        VOTED = "voted", "Counted as one approval"
+        RECORDED = "recorded", "Approval recorded, not counted"
+        RAISED = "raised", "Raised the quorum"
+        ROUTED = "routed", "Routed the item"
+        SHADOW = "shadow", "Would have acted (shadow)"
+        REFUSED = "refused", "Could not act"
+
+    policy = models.ForeignKey(Policy, on_delete=models.CASCADE, related_name="matches")
+    policy_version = models.PositiveIntegerField()
+    item = models.ForeignKey("inbox.InboxItem", on_delete=models.CASCADE, related_name="policy_matches")
+    mode = models.CharField(max_length=16, choices=Policy.Mode.choices)
+    action = models.CharField(max_length=32, choices=Policy.Action.choices)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices)
+    # The payload an approve/deny produces ({"approved": true|false}).
+    payload = models.JSONField(null=True, blank=True)
+    decision = models.ForeignKey(
+        "inbox.Decision", null=True, blank=True, on_delete=models.SET_NULL, related_name="policy_matches"
+    )
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        app_label = "inbox"
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["policy", "mode"], name="policymatch_policy_mode")]
+
+    def __str__(self) -> str:
+        return f"{self.policy_id} {self.outcome} item {self.item_id}"
