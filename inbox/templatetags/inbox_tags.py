@@ -12,6 +12,7 @@ from django.utils import timezone
 from inbox import access, limits
 from inbox.core import safe_json
 from inbox.decisions.services import needs_form_input
+from inbox.limits import MAX_JSON_DEPTH
 
 register = template.Library()
 
@@ -57,7 +58,7 @@ def tool_call_args(tool_call: Any) -> str:
     """An assistant message's toolCalls[i].function.arguments, pretty when it is JSON."""
     arguments = ((tool_call or {}).get("function") or {}).get("arguments", "")
     try:
-        return pretty_json(safe_json.loads(arguments))
+        return pretty_json(safe_json.loads(arguments, max_depth=MAX_JSON_DEPTH))
     except (TypeError, safe_json.UnsafeJson):
         return str(arguments)
 
