@@ -396,6 +396,7 @@ INBOX_LIVE_DEBOUNCE_SECONDS = env_float("INBOX_LIVE_DEBOUNCE_SECONDS", 0.1)
 INSTALLED_APPS += ["django_htmx", "csp"]
 MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")
 MIDDLEWARE.append("django_htmx.middleware.HtmxMiddleware")
+MIDDLEWARE.append("inbox.sso.middleware.ProviderFormActionMiddleware")  # inside CSPMiddleware: see its docstring
 
 # Content-Security-Policy: scripts and styles only from this site, no inline code, no inline style attributes.
 _SELF = "'self'"

@@ -4,6 +4,7 @@ database that cannot be opened (PostgreSQL: a port nobody listens on), so the dr
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator
 
 import pytest
@@ -12,18 +13,28 @@ from django.db import connection
 from tests.conftest import free_port
 
 
+def _close(connection) -> None:
+    connection.close()
+    if getattr(connection, "_connection_pools", None) and connection.alias in connection._connection_pools:
+        connection.close_pool()  # the web processes' pool (DB_POOL) holds connections to the old address
+
+
 @pytest.fixture
 def database_down(transactional_db) -> Iterator[None]:
-    saved = dict(connection.settings_dict)
-    connection.close()
+    saved = copy.deepcopy(connection.settings_dict)
+    _close(connection)
     if connection.vendor == "sqlite":
         connection.settings_dict["NAME"] = "/nonexistent/inbox/db.sqlite3"
     else:
         connection.settings_dict["PORT"] = free_port()
+        # No pool for the outage: a pool would wait DB_POOL_TIMEOUT for a connection; a plain connect fails at once.
+        connection.settings_dict["OPTIONS"] = {
+            k: v for k, v in connection.settings_dict["OPTIONS"].items() if k != "pool"
+        }
     try:
         yield
     finally:
-        connection.close()
+        _close(connection)
         connection.settings_dict.clear()
         connection.settings_dict.update(saved)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from inbox.core import safe_json
+from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import Decision, InboxItem, Resume, Run
 
 
@@ -96,7 +97,7 @@ class Trail:
         content = (self.result or {}).get("content")
         if isinstance(content, str):
             try:
-                return json.dumps(safe_json.loads(content), indent=2, ensure_ascii=False)
+                return json.dumps(safe_json.loads(content, max_depth=MAX_JSON_DEPTH), indent=2, ensure_ascii=False)
             except safe_json.UnsafeJson:
                 return content
         return json.dumps(content, indent=2, ensure_ascii=False)

@@ -14,6 +14,7 @@ from inbox.core import safe_json
 from inbox.decisions.services import needs_form_input
 from inbox.listing.selectors import DELIVERY_LABELS
 from inbox.models import InboxItem, Resume, outcome_of
+from inbox.limits import MAX_JSON_DEPTH
 
 register = template.Library()
 
@@ -59,7 +60,7 @@ def tool_call_args(tool_call: Any) -> str:
     """An assistant message's toolCalls[i].function.arguments, pretty when it is JSON."""
     arguments = ((tool_call or {}).get("function") or {}).get("arguments", "")
     try:
-        return pretty_json(safe_json.loads(arguments))
+        return pretty_json(safe_json.loads(arguments, max_depth=MAX_JSON_DEPTH))
     except (TypeError, safe_json.UnsafeJson):
         return str(arguments)
 
