@@ -344,10 +344,12 @@ AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "inbox.sso.bac
 
 # --- Outcomes in the API (ui) ---
 # Two models have a field named "outcome" (a run's and an item's): name their enums apart in the OpenAPI schema.
-SPECTACULAR_SETTINGS.setdefault("ENUM_NAME_OVERRIDES", {})
-SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"].update(
-    {"ItemOutcomeEnum": "inbox.models.InboxItem.Outcome", "RunOutcomeEnum": "inbox.models.Run.Outcome"}
-)
+SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
+    **SPECTACULAR_SETTINGS.get("ENUM_NAME_OVERRIDES", {}),  # type: ignore[dict-item]
+    "ItemOutcomeEnum": "inbox.models.InboxItem.Outcome",
+    "RunOutcomeEnum": "inbox.models.Run.Outcome",
+}
+
 # --- Database connection pool (perf) ----------------------------------------------------------
 # Every web process keeps a pool of PostgreSQL connections (Django's native psycopg pool). Under ASGI each
 # request runs on a thread of its own; the pool hands it a connection and takes it back when the request

@@ -12,9 +12,9 @@ from django.utils import timezone
 from inbox import access, limits
 from inbox.core import safe_json
 from inbox.decisions.services import needs_form_input
+from inbox.limits import MAX_JSON_DEPTH
 from inbox.listing.selectors import DELIVERY_LABELS
 from inbox.models import InboxItem, Resume, outcome_of
-from inbox.limits import MAX_JSON_DEPTH
 
 register = template.Library()
 
