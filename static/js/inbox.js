@@ -50,6 +50,9 @@
     index = Math.max(0, Math.min(all.length - 1, index));
     all.forEach(function (row, i) { row.classList.toggle("is-selected", i === index); row.setAttribute("aria-selected", i === index ? "true" : "false"); });
     all[index].scrollIntoView({ block: "nearest" });
+    // Real focus, not only a highlight: screen readers and Enter/Tab follow the selected row.
+    var link = all[index].querySelector(".row-link");
+    if (link && document.activeElement !== link) link.focus({ preventScroll: true });
   }
 
   function selectedIndex() { return rows().findIndex(function (row) { return row.classList.contains("is-selected"); }); }

@@ -63,17 +63,4 @@
     if (action && action()) event.preventDefault();
   });
 
-  // The list: the row inbox.js selected gets focus.
-  var body = document.getElementById("item-rows");
-  if (body) {
-    new MutationObserver(function (changes) {
-      changes.forEach(function (change) {
-        var row = change.target;
-        if (change.attributeName === "class" && row.classList && row.classList.contains("is-selected")) {
-          var link = row.querySelector(".row-link");
-          if (link && document.activeElement !== link) link.focus();
-        }
-      });
-    }).observe(body, { subtree: true, attributes: true, attributeFilter: ["class"] });
-  }
 })();
