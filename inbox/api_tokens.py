@@ -8,13 +8,13 @@ from rest_framework import authentication, exceptions
 
 from agents.models import hash_token
 from agents.throttles import FailedAuthThrottle, failing
+from inbox.models import ApiToken
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
 
     def authenticate(self, request):
-        from inbox.models import ApiToken
 
         header = authentication.get_authorization_header(request).decode("latin-1")
         scheme, _, raw = header.partition(" ")

@@ -31,10 +31,11 @@ from inbox.audit.record import Actor, audit
 from inbox.core import jsonschema_safe
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
-from inbox.expiry.services import run_is_past_expiry
+from inbox.expiry.services import expire_items, expire_runs, run_is_past_expiry
 from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.live import push as live
 from inbox.models import Decision, InboxItem, Run, is_denial, outcome_of
+from inbox.resumes.services import resume_create_if_complete
 
 BOOLEAN_APPROVAL_SCHEMA: dict = {
     "type": "object",
@@ -357,7 +358,6 @@ def decision_submit_run(*, run: Run, user, choices: list[RunChoice], comment: st
 
 def _expire_on_decide(*, item: InboxItem, now) -> None:
     """Close the item as expired and its run as no longer resumable; committed even though the decision fails."""
-    from inbox.expiry.services import expire_items, expire_runs
 
     expire_items(items_qs=InboxItem.objects.filter(pk=item.pk), now=now, note="expired before it was decided")
     expire_runs(run_ids=[item.run_id], now=now)
@@ -473,7 +473,6 @@ def _apply(
             "decidedAt": now.isoformat(),
         },
     )
-    from inbox.resumes.services import resume_create_if_complete
 
     resume_create_if_complete(run=item.run)
     return DecisionOutcome(item=item, decision=decision, closed=True, approvals=approvals, required=required)

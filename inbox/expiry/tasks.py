@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from inbox.expiry.reminders import reminders_send
+from inbox.expiry.services import expire_sweep
+
 
 @shared_task(name="inbox.tasks.expire_stale_items")
 def expire_stale_items() -> int:
-    from inbox.expiry.services import expire_sweep
 
     return expire_sweep()
 
 
 @shared_task(name="inbox.tasks.send_expiry_reminders")
 def send_expiry_reminders() -> int:
-    from inbox.expiry.reminders import reminders_send
 
     return reminders_send()

@@ -12,7 +12,7 @@ from django.utils import timezone
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.conformance.recorder import record_run
-from inbox.expiry.services import SIBLING_NOTE
+from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
@@ -60,7 +60,6 @@ def _locked_thread(*, agent: Agent, thread_id: str, now: datetime) -> tuple[Thre
 def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
     """Close the given open items as expired, set-based, with one AuditEvent each. Returns their ids.
     (One UPDATE ... RETURNING; see ``inbox.expiry.expire_items``.)"""
-    from inbox.expiry.services import expire_items
 
     return [row[0] for row in expire_items(items_qs=items_qs, now=now, note=note, actor=actor)]
 
@@ -247,7 +246,6 @@ def _after_ingest(*, run: Run, items: list[InboxItem]) -> None:
 
 def _expire_run_resumes(*, thread: Thread, now) -> None:
     """Runs on this thread that lost an item to expiry can no longer be resumed (spec rule 7)."""
-    from inbox.expiry.services import expire_runs
 
     stale_runs = Run.objects.filter(thread=thread, items__status=InboxItem.Status.EXPIRED).distinct()
     expire_runs(run_ids=stale_runs.values_list("pk", flat=True), now=now)

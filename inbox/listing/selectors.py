@@ -20,8 +20,10 @@ from django.http import QueryDict
 
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
 from inbox.core.paging import AtLeast, distinct_values
+from inbox.decisions.forms import DecisionInputError, run_choice_payload
 from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT
 from inbox.models import InboxItem, ItemSearchText, Resume, Run
+from inbox.resumes.services import build_resume_input
 
 # The resume's state as the approver reads it, plus "waiting" (other interrupts of the run are still open)
 # and "none" (the run was closed without a resume).
@@ -342,8 +344,6 @@ def resume_preview(*, run: Run, items: list[InboxItem], user=None, choices: Mapp
     """What the resume will send, built by the same function that builds the real one: the decisions made
     so far, plus the run page's pending ``choices`` (``decision-<pk>``: approve / deny / cancel) for the open
     items ``user`` may decide. ``waiting`` counts the open items left without a choice; ``chosen`` those with."""
-    from inbox.decisions.forms import DecisionInputError, run_choice_payload
-    from inbox.resumes.services import build_resume_input
 
     choices = choices or {}
     answers: dict[int, tuple[str, Any]] = {}

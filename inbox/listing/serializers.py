@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from inbox.models import InboxItem, Resume, Run
+from inbox.resumes.services import retry_deadline
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -117,7 +118,6 @@ class ResumeSerializer(serializers.ModelSerializer):
         ]
 
     def get_retryUntil(self, resume: Resume) -> str | None:
-        from inbox.resumes.services import retry_deadline
 
         if resume.state not in (Resume.State.PENDING, Resume.State.SENDING):
             return None

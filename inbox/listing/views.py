@@ -247,7 +247,6 @@ def _preview_summary(preview: dict | None) -> str:
 
 
 def _resume_of(run: Run):
-    from inbox.models import Resume
 
     return Resume.objects.select_related("resumed_run").filter(run=run).first()
 

@@ -47,6 +47,7 @@ from inbox.core.errors import ApplicationError
 from inbox.ingest.parser import IngestError, RunRecord, read_run
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
+from inbox.resumes.tasks import dispatch_resume
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,6 @@ def _move(
 
 
 def _queue_dispatch(resume_id: int, *, countdown: float | None = None) -> None:
-    from inbox.resumes.tasks import dispatch_resume
 
     def send() -> None:
         try:

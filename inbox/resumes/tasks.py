@@ -1,4 +1,7 @@
-"""Celery tasks of resumes: send one resume; requeue resumes whose worker was lost."""
+"""Celery tasks of resumes: send one resume; requeue resumes whose worker was lost.
+
+The services import these tasks to queue them; the tasks reach the services lazily, the one lazy import
+between the two modules (resumes.services -> resumes.tasks at module level)."""
 
 from __future__ import annotations
 

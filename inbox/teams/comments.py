@@ -8,11 +8,10 @@ from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.decisions.services import DecisionError, check_comment_length
 from inbox.limits import MAX_DISCUSSION_COMMENT
 from inbox.live import push as live
-from inbox.models import InboxItem, Run
+from inbox.models import Comment, InboxItem, Run
 
 
 def record_comment(*, user, body: str, item: InboxItem | None = None, run: Run | None = None):
-    from inbox.models import Comment
 
     body = (body or "").strip()
     if not body:

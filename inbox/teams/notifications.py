@@ -40,7 +40,8 @@ from inbox.audit.record import Actor, audit
 from inbox.core import background
 from inbox.core.sql import id_set, update_returning
 from inbox.core.text import one_line
-from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
+from inbox.decisions.links import links_for
+from inbox.models import Decision, InboxItem, NotificationPreference, Resume, Run, TeamWebhook
 
 log = logging.getLogger(__name__)
 
@@ -141,7 +142,6 @@ def item_summary(item: InboxItem) -> dict[str, Any]:
 def with_decision_links(summary: dict[str, Any], item: InboxItem, **bound_to: Any) -> dict[str, Any]:
     """The summary plus ``decisionUrls`` ({"approve", "deny"}, absolute) for a yes/no item: signed,
     single-use links bound to one recipient (``user=``) or one team (``team_id=``); see inbox.decisions.links."""
-    from inbox.decisions.links import links_for
 
     links = links_for(item, **bound_to)
     if links is None:
@@ -394,7 +394,6 @@ def notify_delivery_failed(resume_id: int) -> int:
     """Email the people who decided a run's interrupts that their answer did not reach the agent (the resume
     failed for good: it is retried only by hand from the run page). Users who turned email off are left out.
     Returns how many emails were sent."""
-    from inbox.models import Decision, Resume
 
     resume = Resume.objects.select_related("run", "agent").filter(pk=resume_id).first()
     if resume is None or resume.state != Resume.State.FAILED:

@@ -14,6 +14,7 @@ from inbox.core import safe_json
 from inbox.decisions.services import needs_form_input
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.listing.selectors import DELIVERY_LABELS
+from inbox.live.routing import LIVE_PATH
 from inbox.models import InboxItem, Resume, outcome_of
 
 register = template.Library()
@@ -301,6 +302,5 @@ def decision_words(decision: Any) -> str:
 @register.simple_tag
 def live_socket_path() -> str:
     """Where pages open their websocket (inbox.live.routing)."""
-    from inbox.live.routing import LIVE_PATH
 
     return "/" + LIVE_PATH
