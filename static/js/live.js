@@ -28,7 +28,13 @@
       checked.push([input.name, input.value]);
     });
     var selected = document.querySelector("tr[data-item-row].is-selected");
-    return { checked: checked, selected: selected ? selected.dataset.itemId : null };
+    var active = document.activeElement;
+    var focused = active && active.closest ? active.closest("tr[data-item-row]") : null;
+    return {
+      checked: checked,
+      selected: selected ? selected.dataset.itemId : null,
+      focused: focused && active.classList.contains("row-link") ? focused.dataset.itemId : null,
+    };
   }
 
   function restore(state) {
@@ -40,6 +46,10 @@
     if (state.selected) {
       var row = document.querySelector('tr[data-item-row][data-item-id="' + state.selected + '"]');
       if (row) { row.classList.add("is-selected"); row.setAttribute("aria-selected", "true"); }
+    }
+    if (state.focused) {  // keyboard focus (j/k) survives the swap too
+      var link = document.querySelector('tr[data-item-row][data-item-id="' + state.focused + '"] .row-link');
+      if (link && document.activeElement !== link) link.focus({ preventScroll: true });
     }
   }
 
