@@ -204,7 +204,7 @@ def _statements(
         i["with"] + "INSERT INTO inbox_inboxitem (id, position, interrupt_id, reason, message, tool_call_id, "
         "response_schema, expires_at, expires_at_defaulted, metadata, raw, tool_call, status, status_note, "
         "response_payload, decided_at, decision_comment, created_at, agent_id, claimed_by_id, decided_by_id, run_id, "
-        "thread_id) "
+        "thread_id, outcome) "
         f"SELECT n + 1, n % {PER_RUN}, 'i-' || n, {reason}, "
         f"'Approve invoice ' || n || ' for customer ' || (n % 977) || '?', "
         f"CASE WHEN n % 4 = 3 THEN '' ELSE 'tc-' || n END, "
@@ -219,7 +219,8 @@ def _statements(
         f"""CASE WHEN {decided} THEN ('{{"approved": true}}'){j} ELSE NULL END, """
         f"CASE WHEN {decided} THEN {ts(i, item_age + ' + 300')} ELSE NULL END, '', {ts(i, item_age)}, "
         f"{first_agent} + (n / {PER_RUN * RUNS_PER_THREAD}) % {AGENTS}, NULL, "
-        f"CASE WHEN {decided} THEN {approver} ELSE NULL END, n / {PER_RUN} + 1, n / {PER_RUN * RUNS_PER_THREAD} + 1 "
+        f"CASE WHEN {decided} THEN {approver} ELSE NULL END, n / {PER_RUN} + 1, n / {PER_RUN * RUNS_PER_THREAD} + 1, "
+        f"CASE WHEN {decided} THEN 'approved' WHEN {is_open} THEN '' ELSE 'expired' END "
         f"FROM {i['series']}",
         # One decision per decided item (ids follow the items').
         "INSERT INTO inbox_decision (id, status, payload, comment, final, counts, created_at, user_id, item_id) "
