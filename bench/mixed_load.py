@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -85,6 +86,9 @@ def main() -> int:
         "CHANNELS_PREFIX": PREFIX,
         "SITE_URL": f"http://127.0.0.1:{port}",
         "INBOX_EXPIRE_SWEEP_SECONDS": "5",
+        # One key for every process: the sessions made beforehand must be valid in the web processes (with no
+        # SECRET_KEY and no var/secret_key file, each process would sign with a key of its own).
+        "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
     }
     if args.db == "postgres":
         fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
