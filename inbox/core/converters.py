@@ -20,3 +20,11 @@ class DatabaseIdConverter:
 
 
 register_converter(DatabaseIdConverter, "id")
+
+
+def database_id(raw: str | None) -> int | None:
+    """A database id from a query parameter, or None: ASCII digits only (``"²".isdigit()`` is true), at most
+    18 of them, as the ``id`` converter takes in a path."""
+    if not raw or len(raw) > 18 or not (raw.isascii() and raw.isdigit()):
+        return None
+    return int(raw) or None

@@ -49,13 +49,15 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
                 user=request.user, filters=list_filters_of(request), item=item
             )
             if following is not None:
-                return redirect(following)
+                # The next page watches this run's resume: a follow-up interrupt is the chain's next step.
+                return redirect(f"{following.get_absolute_url()}?after={item.run_id}")
     else:
         remaining = outcome.required - outcome.approvals
         needs = "another approver" if remaining == 1 else f"{remaining} more approvers"
         recorded = f"Your approval is recorded: {outcome.approvals} of {outcome.required}."
         messages.info(request, f"{recorded} It needs {needs}.")
-    return redirect(item)
+        return redirect(item)
+    return redirect(f"{item.get_absolute_url()}?after={item.run_id}")  # watches the resume for a follow-up
 
 
 @login_required

@@ -13,10 +13,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from inbox.access import locked_by_claim, visible_threads
+from inbox.core.converters import database_id
 from inbox.decisions import forms
 from inbox.decisions.services import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
 from inbox.limits import MAX_DB_ID
+from inbox.listing import chain
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.models import InboxItem, Resume, Run
@@ -159,9 +161,27 @@ def _item_page(
         # The requester may not approve their own action: the page says so before the click.
         "is_requester": item.is_open and is_requester(request.user, requester_of(item)),
         **page_selectors.item_team(user=request.user, item=item, decisions=decisions),
+        **_chain(request, item),
         **(extra or {}),
     }
     return render(request, "inbox/item.html", context, status=status)
+
+
+def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
+    """The chain (``inbox.listing.chain``): a decided item links the interrupt its resumed run raised; the page
+    reached right after deciding (``?after=<run pk>``) watches that run's resume for it, and with "Then go to
+    the next open item" on goes there as soon as it arrives."""
+    after = database_id(request.GET.get("after"))
+    own = None if item.is_open else chain.follow_up(user=request.user, run_id=item.run_id)
+    earlier = chain.follow_up(user=request.user, run_id=after) if after and after != item.run_id else None
+    return {
+        "follow_up": own,
+        "follow_up_count": chain.follow_up_count(own),
+        "chain_after": after,
+        "chain_notice": earlier if earlier is not None and earlier.pk != item.pk else None,
+        # Followed at once only on the page reached by deciding, never when a decided item is revisited.
+        "chain_auto": after is not None and then_next(request),
+    }
 
 
 @login_required
@@ -224,9 +244,14 @@ def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) ->
         else None
     )
     resumed_run = resume.resumed_run if resume is not None and resume.resumed_run_id else None
+    follow_up = (
+        chain.follow_up(user=user, run_id=run.pk, resumed_run_id=resumed_run.pk) if resumed_run is not None else None
+    )
     return {
         "resume": resume,
         "resumed_run": resumed_run,
+        "follow_up": follow_up,
+        "follow_up_count": chain.follow_up_count(follow_up),
         "unfiled_results": page_selectors.unfiled_results(resumed_run=resumed_run, items=items),
         "decided_count": decided,
         "open_count": sum(1 for item in items if item.is_open),

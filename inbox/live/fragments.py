@@ -29,6 +29,8 @@ from django.template import loader
 from django.utils import timezone
 from django.utils.html import format_html
 
+from inbox.core.converters import database_id
+from inbox.listing import chain
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.listing.views import list_context, run_live_context, run_rows
@@ -53,6 +55,8 @@ class LiveView:
     query: QueryDict | None = None
     since: float | None = None
     shown_status: str = ""  # the item page: the item's status when the page was rendered
+    after: int | None = None  # the item page reached right after deciding: the run just decided (the chain)
+    chain: bool = False  # ... and "Then go to the next open item" is on: follow the chain at once
 
     @classmethod
     def parse(cls, query_string: bytes | str) -> LiveView | None:
@@ -75,7 +79,15 @@ class LiveView:
                 since = float(query["since"])
             except ValueError:
                 raise ValueError("since: seconds since the epoch") from None
-        return cls(kind=kind, pk=pk, query=query, since=since, shown_status=query.get("status", ""))
+        return cls(
+            kind=kind,
+            pk=pk,
+            query=query,
+            since=since,
+            shown_status=query.get("status", ""),
+            after=database_id(query.get("after")),
+            chain=query.get("chain") == "1",
+        )
 
     @property
     def subscription(self) -> tuple[str, int] | None:
@@ -182,7 +194,8 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
     if item is None:
         return Rendered(close_code=GONE)
     relevant = [(e, p) for e, p in events if p.get("item") == item.pk or p.get("run") == item.run_id]
-    if not relevant and not full:
+    chained = [(e, p) for e, p in events if e == "resume.state" and view.after and p.get("run") == view.after]
+    if not relevant and not chained and not full:
         return Rendered()
     siblings = page_selectors.run_items(item.run)
     decisions = list(item.decisions.select_related("user"))
@@ -193,6 +206,7 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         "decided_count": sum(1 for sibling in siblings if sibling.status in _DECIDED),
         "user": user,
         "oob": True,
+        "chain_auto": view.chain,
         **page_selectors.item_team(user=user, item=item, decisions=decisions),
     }
     names = ["inbox/_item_run_card.html", "inbox/_claim_alert.html"]
@@ -200,14 +214,37 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         names += ["inbox/_claim.html", "inbox/_quorum_hint.html"]
         if context["quorum"]:
             names.append("inbox/_quorum.html")
+    elif view.shown_status and view.shown_status != InboxItem.Status.OPEN:
+        # The page shows the outcome: its delivery, the tool result and the follow-up change under it.
+        context["follow_up"] = chain.follow_up(user=user, run_id=item.run_id)
+        context["follow_up_count"] = chain.follow_up_count(context["follow_up"])
+        names.append("inbox/_item_outcome.html")
     if full or any(event == "comment.added" and p.get("item") == item.pk for event, p in relevant):
         names.append("inbox/_comment_list.html")
     parts = [render_to_string(name, context) for name in names]
     parts.append(render_to_string("inbox/_status_pill.html", {**context, "pill_id": "item-status"}))
-    notice = _item_notice(item, user, relevant, shown_status=view.shown_status if full else "")
+    notice = _chain_notice(view, item, user, [*relevant, *chained]) or _item_notice(
+        item, user, relevant, shown_status=view.shown_status if full else ""
+    )
     if notice:
         parts.append(_notice(*notice))
     return Rendered("".join(parts))
+
+
+def _chain_notice(view: LiveView, item: InboxItem, user: Any, events: list[Event]) -> tuple[str, str] | None:
+    """The resume of the run just decided (``view.after``) or of this decided item's run came back with a
+    new interrupt: say so, with its link (followed at once when ``view.chain``)."""
+    for event, payload in reversed(events):
+        run_id = payload.get("run")
+        if event != "resume.state" or not payload.get("resumedRun"):
+            continue
+        if run_id != view.after and (item.is_open or run_id != item.run_id):
+            continue
+        following = chain.follow_up(user=user, run_id=run_id, resumed_run_id=payload["resumedRun"])
+        if following is not None and following.pk != item.pk:
+            html = render_to_string("inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.chain})
+            return (html, "")
+    return None
 
 
 _DECIDED = (InboxItem.Status.RESOLVED, InboxItem.Status.CANCELLED)
@@ -245,7 +282,8 @@ def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_statu
                 "",
             )
         elif event == "item.tool_result":
-            notice = ("The tool ran and its result arrived. Reload to see it.", "")
+            # Only what arrived: the agent reported a result (after a denial too, some agents do); it shows above.
+            notice = ("The agent reported the tool call’s result.", "")
     if notice is None and shown_status == InboxItem.Status.OPEN and not item.is_open:
         # Closed while the page's socket was down: say so, as the push would have.
         event = "item.expired" if item.status == InboxItem.Status.EXPIRED else "item.decided"
@@ -259,6 +297,7 @@ def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_statu
 
 
 def _notice(text: str, tone: str) -> str:
+    """``text`` is escaped, unless it is already safe HTML (a rendered template, such as the chain's link)."""
     return format_html(
         '<div id="live-notice" role="status" aria-live="polite"{} hx-swap-oob="true">{}</div>',
         format_html(' data-tone="{}"', tone) if tone else "",

@@ -5,7 +5,8 @@
    - "?" shows the shortcuts of the current page: a page that has its own (<template data-page-shortcuts>)
      puts them in the dialog;
    - in the list, the row j/k selects also gets real keyboard focus (its link), so focus rings and screen
-     readers follow. */
+     readers follow;
+   - the chain: a follow-up interrupt of the run just decided is opened as soon as it arrives. */
 (function () {
   "use strict";
 
@@ -53,6 +54,20 @@
     n: function () { return follow("[data-triage-next]"); },
     p: function () { return follow("[data-triage-prev]"); },
   };
+
+  /* The chain: when the agent answers the run just decided with another interrupt, the server renders its
+     link with data-chain-auto (only with "Then go to the next open item" on). Follow it at once, unless the
+     approver already started on this page: then the link stays in the notice for them to take. */
+  var started = false;
+  ["input", "change", "keydown", "pointerdown"].forEach(function (type) {
+    document.addEventListener(type, function (event) { if (event.isTrusted) started = true; }, true);
+  });
+  function followChain() {
+    var link = document.querySelector("a[data-chain-auto]");
+    if (link && !started) window.location.assign(link.href);
+  }
+  document.addEventListener("inbox:live-applied", followChain);
+  followChain();
 
   document.addEventListener("keydown", function (event) {
     if (event.metaKey || event.ctrlKey || event.altKey || typing(event.target)) return;

@@ -53,14 +53,14 @@ def test_deciding_lands_on_the_next_open_item_of_the_list(login, alice, three_ru
     expect(page.locator("[data-then-next]")).to_be_checked()
     page.locator('[data-decision-form] button[data-action="approve"]').click()
 
-    page.wait_for_url(f"**{second.get_absolute_url()}")
+    page.wait_for_url(f"**{second.get_absolute_url()}?after={first.run_id}")
     expect(page.locator(".flash-success")).to_contain_text("Approved — i-1.")
     expect(page.locator("h1")).to_have_text("Ship order 2?")
 
     # The toggle keeps today's behaviour: stay on the decided item (and it is remembered).
     page.locator("[data-then-next]").uncheck()
     page.locator('[data-decision-form] button[data-action="deny"]').click()
-    page.wait_for_url(f"**{second.get_absolute_url()}")
+    page.wait_for_url(f"**{second.get_absolute_url()}?after={second.run_id}")
     expect(page.locator(f'.item-head [data-item-status="{second.pk}"]')).to_have_text("Denied")
     page.goto(third.get_absolute_url())
     expect(page.locator("[data-then-next]")).not_to_be_checked()
@@ -84,10 +84,10 @@ def test_item_shortcuts_approve_deny_and_move(login, alice, three_runs):
     page.keyboard.press("Escape")
 
     page.keyboard.press("d")  # deny, then on to the next open item in the list's order (wrapping to the first)
-    page.wait_for_url(f"**{third.get_absolute_url()}")
+    page.wait_for_url(f"**{third.get_absolute_url()}?after={second.run_id}")
     assert InboxItem.objects.get(pk=second.pk).outcome == "denied"
     page.keyboard.press("a")
-    page.wait_for_url(f"**{first.get_absolute_url()}")
+    page.wait_for_url(f"**{first.get_absolute_url()}?after={third.run_id}")
     assert InboxItem.objects.get(pk=third.pk).outcome == "approved"
 
 

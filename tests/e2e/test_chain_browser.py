@@ -1,0 +1,129 @@
+"""The chain, live: the demo agent's ``chain`` scenario answers the approved invoice with a second interrupt
+("Email the new invoice to ACME Corp?"). The page the approver lands on after deciding goes there as soon as
+it arrives (with "Then go to the next open item" on), or shows it with the tool's result without a reload
+(toggle off); the run page says the agent asked again. The resume goes out through the dispatch the Celery
+task runs, to the real demo agent on loopback."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from inbox.decisions.services import decision_submit
+from inbox.ingest.start import run_start
+from inbox.models import InboxItem, Resume
+from inbox.resumes.services import resume_dispatch
+from tests.agent_servers import demo, demo_agent, demo_server, wait_for  # noqa: F401
+from tests.e2e.conftest import off_loop, shot
+
+pytestmark = [pytest.mark.browser, pytest.mark.integration]
+
+FOLLOW_UP = "Email the new invoice to ACME Corp?"
+
+
+@pytest.fixture
+def invoice(demo, alice):  # noqa: F811
+    """Step 1 of the chain: createInvoice waiting for approval."""
+    run = off_loop(run_start, agent=demo.agent, user=alice, message="chain: invoice ACME").run
+    return InboxItem.objects.get(run=run)
+
+
+def deliver(item: InboxItem) -> str:
+    resume = wait_for(lambda: Resume.objects.filter(run_id=item.run_id).first(), what="the resume")
+    return off_loop(resume_dispatch, resume_id=resume.pk)
+
+
+def test_deciding_the_first_step_goes_to_the_follow_up_as_soon_as_it_arrives(login, alice, invoice):
+    page = login(alice)
+    page.goto(invoice.get_absolute_url())
+    expect(page.locator("[data-then-next]")).to_be_checked()
+    page.locator('[data-decision-form] button[data-action="approve"]').click()
+    # Nothing else is open: the page stays on the decided item and watches its run's resume.
+    page.wait_for_url(f"**{invoice.get_absolute_url()}?after={invoice.run_id}")
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+
+    assert deliver(invoice) == "delivered"
+    follow_up = InboxItem.objects.get(message=FOLLOW_UP)
+    page.wait_for_url(f"**{follow_up.get_absolute_url()}")
+    expect(page.locator("h1")).to_have_text(FOLLOW_UP)
+
+
+def test_with_the_toggle_off_the_result_and_the_follow_up_appear_without_a_reload(login, alice, invoice):
+    page = login(alice)
+    page.goto(invoice.get_absolute_url())
+    page.locator("[data-then-next]").uncheck()
+    page.locator('[data-decision-form] button[data-action="approve"]').click()
+    page.wait_for_url(f"**{invoice.get_absolute_url()}?after={invoice.run_id}")
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+    outcome = page.locator("[data-item-outcome]")
+    expect(outcome.locator("[data-tool-result]")).to_have_count(0)
+    page.evaluate("document.body.dataset.reloadMarker = 'same page'")
+
+    assert deliver(invoice) == "delivered"
+
+    # The tool's result, the delivered resume and the follow-up, pushed into this very page.
+    expect(outcome.locator("[data-tool-result]")).to_contain_text('"executed": true')
+    expect(outcome.locator("[data-delivery]")).to_have_attribute("data-delivery", "delivered")
+    link = outcome.locator("[data-follow-up-link]")
+    expect(link).to_be_visible()
+    expect(outcome.locator("[data-follow-up]")).to_contain_text(FOLLOW_UP)
+    expect(page.locator("#live-notice")).to_contain_text("The agent asked again")
+    expect(page.locator("#live-notice")).not_to_contain_text("Reload")
+    assert page.evaluate("document.body.dataset.reloadMarker") == "same page"
+    assert page.url.endswith(f"{invoice.get_absolute_url()}?after={invoice.run_id}")  # not followed: toggle off
+    shot(page, "chain-follow-up")
+    link.click()
+    expect(page.locator("h1")).to_have_text(FOLLOW_UP)
+
+
+def test_the_run_page_says_the_agent_asked_again(login, alice, invoice):
+    off_loop(decision_submit, item_id=invoice.pk, user=alice, status="resolved", payload={"approved": True})
+    page = login(alice)
+    page.goto(invoice.run.get_absolute_url())
+    expect(page.locator("[data-resume-state]")).to_have_attribute("data-resume-state", "pending")
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+
+    assert deliver(invoice) == "delivered"
+
+    expect(page.locator("[data-resume-state]")).to_have_attribute("data-resume-state", "delivered")
+    follow_up = page.locator("#run-live [data-follow-up]")
+    expect(follow_up).to_contain_text(FOLLOW_UP)
+    follow_up.locator("a").click()
+    expect(page.locator("h1")).to_have_text(FOLLOW_UP)
+
+
+def test_a_decided_item_revisited_later_links_its_follow_up_but_does_not_jump(login, alice, invoice):
+    page = login(alice)
+    page.goto(invoice.get_absolute_url())
+    page.locator('[data-decision-form] button[data-action="approve"]').click()
+    page.wait_for_url(f"**?after={invoice.run_id}")
+    assert deliver(invoice) == "delivered"
+    follow_up = InboxItem.objects.get(message=FOLLOW_UP)
+    page.wait_for_url(f"**{follow_up.get_absolute_url()}")
+
+    page.goto(invoice.get_absolute_url())
+    expect(page.locator("[data-item-outcome] [data-follow-up]")).to_contain_text(FOLLOW_UP)
+    page.wait_for_timeout(500)  # time for a jump that must not happen
+    assert page.url.endswith(invoice.get_absolute_url())
+
+
+def test_on_the_next_item_an_approver_already_working_gets_the_follow_up_as_a_link(login, alice, demo, invoice):  # noqa: F811
+    other = InboxItem.objects.get(
+        run=off_loop(run_start, agent=demo.agent, user=alice, message="email bob@example.com").run
+    )
+    page = login(alice)
+    page.goto(invoice.get_absolute_url())
+    page.locator('[data-decision-form] button[data-action="approve"]').click()
+    page.wait_for_url(f"**{other.get_absolute_url()}?after={invoice.run_id}")
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+    page.locator('[data-decision-form] textarea[name="comment"]').click()  # started on this one
+
+    assert deliver(invoice) == "delivered"
+
+    notice = page.locator("#live-notice [data-chain-notice]")
+    expect(notice).to_contain_text("The agent asked again on the run you just decided")
+    expect(notice).to_contain_text(FOLLOW_UP)
+    page.wait_for_timeout(300)
+    assert page.url.endswith(f"{other.get_absolute_url()}?after={invoice.run_id}")  # not taken away from it
+    notice.locator("a").click()
+    expect(page.locator("h1")).to_have_text(FOLLOW_UP)
