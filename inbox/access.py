@@ -77,11 +77,29 @@ def visible_threads(user: Any) -> QuerySet[Thread]:
 
 
 def visible_resumes(user: Any) -> QuerySet[Resume]:
-    return _of_visible_agents(user, Resume.objects.all())
+    """A resume is seen with its run: by the agent's teams, and by a team a policy routed one of its items to."""
+    if not user.is_authenticated:
+        return Resume.objects.none()
+    if sees_everything(user):
+        return Resume.objects.all()
+    routed_here = InboxItem.objects.filter(run=OuterRef("run_id"), routed_team__in=user.groups.all())
+    return Resume.objects.filter(Q(agent_id__anyof=visible_agents(user).values("pk")) | Exists(routed_here))
+
+
+def routed_teams(run_id: int) -> list[int]:
+    """The teams a policy routed some interrupt of the run to: they see the run, so they hear of its resume."""
+    routed = InboxItem.objects.filter(run_id=run_id, routed_team__isnull=False)
+    return list(routed.values_list("routed_team_id", flat=True).distinct())
 
 
 def visible_decisions(user: Any) -> QuerySet[Decision]:
-    return _of_visible_agents(user, Decision.objects.all(), "item__agent")
+    """A decision is seen with its item (``visible_items``: a routed item is its routed team's)."""
+    if not user.is_authenticated:
+        return Decision.objects.none()
+    if sees_everything(user):
+        return Decision.objects.all()
+    mine = Q(item__routed_team__isnull=True, item__agent_id__anyof=visible_agents(user).values("pk"))
+    return Decision.objects.filter(mine | Q(item__routed_team__in=user.groups.all()))
 
 
 def visible_audit_events(user: Any) -> QuerySet[AuditEvent]:

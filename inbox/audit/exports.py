@@ -17,7 +17,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from django import forms
 from django.core.handlers.asgi import ASGIRequest
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 
@@ -75,14 +75,18 @@ class AuditFilterForm(forms.Form):
 
     def decisions(self) -> QuerySet[Decision]:
         """The same filters applied to decisions (the verb filter does not apply to them)."""
-        return self._filtered(
-            visible_decisions(self.user),
-            agent="item__agent__slug",
-            team="item__agent__teams__name",
-            actor="user__username__iexact",
+        decisions = self._filtered(
+            visible_decisions(self.user), agent="item__agent__slug", actor="user__username__iexact"
         )
+        team = self.cleaned_data.get("team")
+        if team:  # a routed item's decisions are its routed team's, not its agent's teams'
+            routed = Q(item__routed_team__name=team)
+            decisions = decisions.filter(routed | Q(item__routed_team__isnull=True, item__agent__teams__name=team))
+        return decisions
 
-    def _filtered(self, queryset: QuerySet, *, agent: str, team: str, actor: str, verb: str | None = None) -> QuerySet:
+    def _filtered(
+        self, queryset: QuerySet, *, agent: str, actor: str, team: str | None = None, verb: str | None = None
+    ) -> QuerySet:
         """Apply the form's filters, each through the lookup this model uses for it."""
         data = self.cleaned_data
         lookups = {"agent": agent, "team": team, "actor": actor, "verb": verb}

@@ -441,7 +441,9 @@ def _apply(
     if approvals < required:
         audit(actor=actor, verb="item.approval_recorded", obj=item, data=data)
         live.publish_on_commit(
-            live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+            live.groups_for(
+                agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]
+            ),
             "item.vote",
             {
                 "item": item.pk,
@@ -462,7 +464,7 @@ def _apply(
     item.save(update_fields=["status", "outcome", "response_payload", "decided_by", "decided_at", "decision_comment"])
     audit(actor=actor, verb=f"item.{status}", obj=item, data=data)
     live.publish_on_commit(
-        live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+        live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]),
         "item.decided",
         {
             "item": item.pk,

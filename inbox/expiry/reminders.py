@@ -61,7 +61,9 @@ def reminders_send(*, now: datetime | None = None) -> int:
         live.publish_many_on_commit(
             [
                 (
-                    live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+                    live.groups_for(
+                        agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]
+                    ),
                     "item.reminder",
                     {
                         "item": item.pk,

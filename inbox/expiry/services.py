@@ -30,6 +30,7 @@ from django.db.models import Case, F, QuerySet, TextField, Value, When
 from django.db.models.functions import Concat
 from django.utils import timezone
 
+from inbox import access
 from inbox.audit.record import Actor, audit_event
 from inbox.core.sql import Row, _update_sql, id_set
 from inbox.live import push as live
@@ -223,7 +224,9 @@ def expire_runs(*, run_ids: Iterable[int], now: datetime, actor: Actor | None = 
     live.publish_many_on_commit(
         [
             (
-                live.groups_for(agent_id=resume.agent_id, run_id=resume.run_id),
+                live.groups_for(
+                    agent_id=resume.agent_id, run_id=resume.run_id, team_ids=access.routed_teams(resume.run_id)
+                ),
                 "resume.state",
                 resume.live_state(),
             )

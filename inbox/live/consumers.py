@@ -38,7 +38,7 @@ from redis.exceptions import RedisError
 from inbox import access
 from inbox.live import fragments
 from inbox.live.fragments import LiveView
-from inbox.live.push import STAFF_GROUP, agent_group
+from inbox.live.push import STAFF_GROUP, agent_group, team_group
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,8 @@ def personal_group(user_pk: int) -> str:
 def groups_of(user: Any) -> list[str]:
     if access.sees_everything(user):
         return [STAFF_GROUP]
-    return [agent_group(pk) for pk in access.visible_agents(user).values_list("pk", flat=True)]
+    agents = [agent_group(pk) for pk in access.visible_agents(user).values_list("pk", flat=True)]
+    return agents + [team_group(pk) for pk in user.groups.values_list("pk", flat=True)]  # routed items
 
 
 @database_sync_to_async

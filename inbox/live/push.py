@@ -1,7 +1,8 @@
 """Pushing changes to open pages over Channels, only after the transaction commits.
 
 Groups: ``inbox.staff`` (staff see everything), ``inbox.agent.<agent id>`` (members of the agent's
-teams), ``inbox.item.<item id>`` and ``inbox.run.<run id>`` (pages looking at one object).
+teams), ``inbox.team.<group id>`` (members of a team a policy routed an item to), ``inbox.item.<item id>``
+and ``inbox.run.<run id>`` (pages looking at one object).
 
 Sending happens on one long-lived event loop per process (a daemon thread), fed by a queue: the request or
 task that committed does not wait for Redis, events leave in the order they were published, and the channel
@@ -19,6 +20,7 @@ import logging
 import os
 import threading
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 from channels.layers import get_channel_layer
@@ -37,8 +39,21 @@ def agent_group(agent_id: int) -> str:
     return f"inbox.agent.{agent_id}"
 
 
-def groups_for(*, agent_id: int, item_id: int | None = None, run_id: int | None = None) -> list[str]:
+def team_group(team_id: int) -> str:
+    return f"inbox.team.{team_id}"
+
+
+def groups_for(
+    *,
+    agent_id: int,
+    item_id: int | None = None,
+    run_id: int | None = None,
+    team_ids: Iterable[int | None] = (),
+) -> list[str]:
+    """Who hears about a change: staff, the agent's teams, ``team_ids`` (the teams a policy routed the item or
+    some item of the run to: ``visible_items`` gives routed items to them) and the object's own pages."""
     groups = [STAFF_GROUP, agent_group(agent_id)]
+    groups += [team_group(pk) for pk in dict.fromkeys(team_ids) if pk is not None]
     if item_id is not None:
         groups.append(f"inbox.item.{item_id}")
     if run_id is not None:

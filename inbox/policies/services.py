@@ -21,6 +21,7 @@ from django.db.models import Q
 from agents.models import Agent
 from inbox.audit.record import Actor, audit
 from inbox.decisions.services import DecidedBy, DecisionError, decision_by_policy
+from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.policies.models import Policy, PolicyMatch
 from inbox.policies.schema import policy_matches, validate_policy_schema
@@ -305,6 +306,13 @@ def _enforce(policy: Policy, item: InboxItem) -> None:
     if team is None:  # refused when the policy is saved (``_validate``); a route without a team does nothing
         return
     InboxItem.objects.filter(pk=item.pk).update(routed_team=team)
+    item.routed_team = team
+    # The routed team's open lists show it live (ingest announced it to the agent's teams only).
+    live.publish_on_commit(
+        [live.team_group(team.pk)],
+        "item.created",
+        {"item": item.pk, "run": item.run_id, "status": item.status, "reason": item.reason},
+    )
     _match(policy, item, PolicyMatch.Outcome.ROUTED, note=f"to {team.name}")
     audit(
         actor=actor,

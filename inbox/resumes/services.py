@@ -41,6 +41,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 from pydantic import TypeAdapter
 
+from inbox import access
 from inbox.audit.record import Actor, audit
 from inbox.conformance.recorder import record_resume
 from inbox.core.errors import ApplicationError
@@ -149,7 +150,7 @@ _message_adapter: TypeAdapter = TypeAdapter(list[Message])
 
 def _push_state(resume: Resume) -> None:
     live.publish_on_commit(
-        live.groups_for(agent_id=resume.agent_id, run_id=resume.run_id),
+        live.groups_for(agent_id=resume.agent_id, run_id=resume.run_id, team_ids=access.routed_teams(resume.run_id)),
         "resume.state",
         resume.live_state(),
     )
@@ -532,7 +533,9 @@ def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -
             data={"toolCallId": call_id, "runId": resumed.run_id},
         )
         live.publish_on_commit(
-            live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk),
+            live.groups_for(
+                agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk, team_ids=[item.routed_team_id]
+            ),
             "item.tool_result",
             {"item": item.pk, "run": interrupted.pk, "toolCallId": call_id, "resumedRun": resumed.pk},
         )

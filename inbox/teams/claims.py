@@ -34,7 +34,7 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
         data={"holder": holder.get_username() if holder else None, "previous": previous},
     )
     live.publish_on_commit(
-        live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+        live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]),
         "item.claimed",
         {"item": item.pk, "run": item.run_id, "claimedBy": holder.get_username() if holder else None},
     )
