@@ -214,8 +214,9 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         names += ["inbox/_claim.html", "inbox/_quorum_hint.html"]
         if context["quorum"]:
             names.append("inbox/_quorum.html")
-    elif view.shown_status and view.shown_status != InboxItem.Status.OPEN:
-        # The page shows the outcome: its delivery, the tool result and the follow-up change under it.
+    else:
+        # The outcome (in the open page's placeholder, above its locked form, when it was decided elsewhere), its
+        # delivery, the tool result and the follow-up, as they change.
         context["follow_up"] = chain.follow_up(user=user, run_id=item.run_id)
         context["follow_up_count"] = chain.follow_up_count(context["follow_up"])
         names.append("inbox/_item_outcome.html")
@@ -269,7 +270,7 @@ def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_statu
         if payload.get("item") != item.pk:
             continue
         if event in ("item.decided", "item.expired"):
-            notice = (f"{_outcome(event, payload, user)} Reload to see the outcome.", "warn")
+            notice = (f"{_outcome(event, payload, user)} The outcome is shown above the form.", "warn")
         elif event == "item.reminder":
             notice = (f"Reminder: {payload.get('message', '')}", "warn")
         elif event == "item.claimed":
@@ -292,7 +293,7 @@ def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_statu
             "note": item.status_note,
             "decidedBy": item.decided_by.get_username() if item.decided_by else None,
         }
-        notice = (f"{_outcome(event, payload, user)} Reload to see the outcome.", "warn")
+        notice = (f"{_outcome(event, payload, user)} The outcome is shown above the form.", "warn")
     return notice
 
 

@@ -142,6 +142,12 @@ def test_a_page_decided_in_another_window_looks_decided(login, alice, bob, post_
     expect(page.locator(".item-head .countdown")).to_have_text("no longer open")
     expect(page.locator("[data-decision-form]")).to_have_attribute("aria-disabled", "true")
     expect(page.locator('[data-decision-form] button[data-action="approve"]')).to_be_disabled()
+    # The outcome itself, without a reload: who denied it and that nothing goes back yet.
+    outcome = page.locator("[data-item-outcome]")
+    expect(outcome.locator("[data-outcome]")).to_have_text("Denied")
+    expect(outcome).to_contain_text("by alice")
+    expect(page.locator("#live-notice")).to_contain_text("Decided by alice.")
+    expect(page.locator("#live-notice")).not_to_contain_text("Reload")
     shot(page, "truth-item-decided-elsewhere")
 
 
