@@ -15,12 +15,14 @@ from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
 from django.db import connections
-from django.db.models import Exists, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KT
 from django.http import QueryDict
 
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
 from inbox.core.paging import AtLeast, distinct_values
 from inbox.decisions.forms import DecisionInputError, run_choice_payload
+from inbox.decisions.services import is_requester, needs_form_input
 from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT
 from inbox.models import InboxItem, ItemSearchText, Resume, Run
 from inbox.resumes.services import build_resume_input
@@ -95,8 +97,45 @@ PAGE_SIZE = 50
 
 TABS = ("open", "mine", "decided", "expired", "all")
 
+# The tabs that may show open rows, so the bulk bar and the rows' selection column.
+BULK_TABS = ("open", "mine", "all")
 
-SORTS = ("expires", "newest")
+
+# The list's orders, each one read from the index of the tab it is offered on (migration 0005, partial per
+# status): open items by their expiry either way ("item_open_expires", read backwards for the latest first) or
+# by arrival; every tab by arrival, since ids grow with arrival ("item_*_newest", the primary key on All).
+# Nothing else: an order no index serves would sort the whole tab on every page view.
+SORT_ORDERS: dict[str, tuple[str, ...]] = {
+    "expires": ("expires_at", "pk"),
+    "expires_last": ("-expires_at", "-pk"),
+    "newest": ("-pk",),
+    "oldest": ("pk",),
+}
+
+SORTS = tuple(SORT_ORDERS)
+
+SORT_LABELS = {
+    "expires": "Expires soonest",
+    "expires_last": "Expires latest",
+    "newest": "Newest",
+    "oldest": "Oldest",
+}
+
+_ARRIVAL_SORTS = ("newest", "oldest")
+
+TAB_SORTS: dict[str, tuple[str, ...]] = {
+    "open": SORTS,
+    "mine": SORTS,
+    "decided": _ARRIVAL_SORTS,
+    "expired": _ARRIVAL_SORTS,
+    "all": _ARRIVAL_SORTS,
+}
+
+# The column headers that sort, and the two orders each one toggles between (the first is the one a first
+# click gives). The aria-sort of each order describes the column's values: newest first is ages ascending.
+SORT_COLUMNS: dict[str, tuple[str, str]] = {"age": ("newest", "oldest"), "due": ("expires", "expires_last")}
+
+_ARIA_SORT = {"expires": "ascending", "expires_last": "descending", "newest": "ascending", "oldest": "descending"}
 
 
 CORE_REASONS = ("tool_call", "input_required", "confirmation")
@@ -145,7 +184,7 @@ class ListFilters:
             reason=query.get("reason", "").strip()[:255],
             thread=query.get("thread", "").strip()[:255],
             q=query.get("q", "").strip()[:200],
-            sort=sort if sort in SORTS else "",
+            sort=sort if sort in TAB_SORTS[tab if tab in TABS else "open"] else "",
             page=page,
             outcome=query.get("outcome", "") if query.get("outcome", "") in InboxItem.Outcome.values else "",
             delivery=query.get("delivery", "") if query.get("delivery", "") in Resume.State.values else "",
@@ -155,6 +194,26 @@ class ListFilters:
     def effective_sort(self) -> str:
         """Open items are worked soonest-to-expire first; everything else newest first."""
         return self.sort or ("expires" if self.tab in ("open", "mine") else "newest")
+
+    @property
+    def sort_choices(self) -> list[tuple[str, str]]:
+        """The orders this tab offers (``SORT_LABELS``), for the Sort select."""
+        return [(sort, SORT_LABELS[sort]) for sort in TAB_SORTS[self.tab]]
+
+    def sort_header(self, column: str) -> SortHeader | None:
+        """How the header of ``column`` sorts on this tab; None where it does not."""
+        first, second = SORT_COLUMNS[column]
+        if first not in TAB_SORTS[self.tab]:
+            return None
+        current = self.effective_sort
+        active = current in (first, second)
+        following = (second if current == first else first) if active else first
+        return SortHeader(
+            aria_sort=_ARIA_SORT[current] if active else "",
+            label=SORT_LABELS[current] if active else "",
+            next_label=SORT_LABELS[following],
+            querystring=self.querystring(sort=following, page=1),
+        )
 
     @property
     def is_filtered(self) -> bool:
@@ -175,6 +234,17 @@ class ListFilters:
             "page": str(values.page) if values.page != 1 else "",
         }
         return urlencode({key: value for key, value in params.items() if value})
+
+
+@dataclass(frozen=True)
+class SortHeader:
+    """A sortable column header: ``aria_sort`` and ``label`` (e.g. "Newest") when the list is sorted by it,
+    and the link that sorts by it next (the other way round when it is the current order)."""
+
+    aria_sort: str
+    label: str
+    next_label: str
+    querystring: str
 
 
 def _filtered(user, filters: ListFilters) -> QuerySet[InboxItem]:
@@ -269,15 +339,58 @@ def _tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
     if filters.tab == "mine":
         items = items.filter(claimed_by=user.pk)
-    if filters.effective_sort == "expires":
-        return items.order_by("expires_at", "pk")
-    # Newest = latest to arrive. Ids grow with arrival; each tab has an index on (id, agent) of its own rows.
-    return items.order_by("-pk")
+    return items.order_by(*SORT_ORDERS[filters.effective_sort])
 
 
 def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     items = _tab_rows(user=user, filters=filters)
     return with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
+
+
+def _with_requester(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
+    """Who asked for each row's action, read beside the row (its metadata stays deferred, its run unjoined
+    otherwise): ``requested_by_meta`` (the interrupt's ``metadata.requestedBy``) and ``requested_by_run``."""
+    return items.annotate(requested_by_meta=KT("metadata__requestedBy"), requested_by_run=F("run__requested_by"))
+
+
+@dataclass(frozen=True)
+class BulkNote:
+    """Why a row of the list cannot be picked for a bulk decision, or what a bulk approval of it will not do.
+
+    ``kind``: "" (pick it), "closed" (not open), "form" (needs an answer from its own form), "claimed"
+    (someone else holds it), "self" (the viewer asked for the action: they may pick it to deny or cancel it,
+    the approval is refused). ``words`` say so to the approver."""
+
+    kind: str = ""
+    words: str = ""
+
+    @property
+    def selectable(self) -> bool:
+        return self.kind in ("", "self")
+
+
+def bulk_note(item: InboxItem, user) -> BulkNote:
+    """The rules the bulk decision applies (``decision_bulk``, ``check_claim``, ``check_not_requester``), told
+    before the click."""
+    if not item.is_open:
+        return BulkNote("closed", f"{item.outcome_label}: nothing to decide")
+    if needs_form_input(item):
+        return BulkNote("form", "Needs an answer from its form: open it to decide")
+    if locked_by_claim(user, item):
+        return BulkNote("claimed", f"Claimed by {item.claimed_by.get_username()}: only they decide it")
+    # decisions.services.requester_of, from the annotations of _with_requester (no query per row).
+    meta = getattr(item, "requested_by_meta", None)
+    requester = meta.strip() if isinstance(meta, str) and meta.strip() else getattr(item, "requested_by_run", "")
+    if is_requester(user, requester or ""):
+        return BulkNote("self", "You requested this: someone else must approve it (you may deny or cancel it)")
+    return BulkNote()
+
+
+def with_bulk_notes(items: list[InboxItem], user) -> list[InboxItem]:
+    """``items``, each with its ``bulk_note`` for the row's selection cell."""
+    for item in items:
+        item.bulk_note = bulk_note(item, user)  # type: ignore[attr-defined]
+    return items
 
 
 def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
@@ -289,13 +402,13 @@ def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
     # the page), then only those 50 rows are fetched with their joins. One query.
     start = (page.number - 1) * PAGE_SIZE
     ids = _tab_rows(user=user, filters=filters).values("pk")[start : start + PAGE_SIZE]
-    page.object_list = list_rows(user=user, filters=filters).filter(pk__in=ids)
+    page.object_list = _with_requester(list_rows(user=user, filters=filters).filter(pk__in=ids))
     return page
 
 
 def rows_by_ids(*, user, filters: ListFilters, ids: list[int]) -> list[InboxItem]:
     """The rows the live list asked for, if the viewer may see them and they match the filters."""
-    return list(list_rows(user=user, filters=filters).filter(pk__in=ids[:PAGE_SIZE]))
+    return list(_with_requester(list_rows(user=user, filters=filters).filter(pk__in=ids[:PAGE_SIZE])))
 
 
 def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
@@ -328,16 +441,28 @@ def neighbours_in_list(*, user, filters: ListFilters, item: InboxItem) -> tuple[
     The next one wraps around to the first, so the end of the list still leads somewhere while work remains."""
     worked = replace(filters, tab=filters.tab if filters.tab in ("open", "mine") else "open", page=1)
     rows = list_rows(user=user, filters=worked).exclude(pk=item.pk).select_related(None).only("pk", "expires_at")
-    if worked.effective_sort == "expires":
-        after = Q(expires_at__gt=item.expires_at) | Q(expires_at=item.expires_at, pk__gt=item.pk)
-        ordered, backwards = ("expires_at", "pk"), ("-expires_at", "-pk")
-    else:
-        after = Q(pk__lt=item.pk)
-        ordered, backwards = ("-pk",), ("pk",)
+    ordered = SORT_ORDERS[worked.effective_sort]
+    after = _after_in_order(ordered, item)
     rows = rows.order_by(*ordered)
     following = rows.filter(after).first() or rows.first()
-    previous = rows.exclude(after).order_by(*backwards).first()
+    previous = rows.exclude(after).order_by(*(_reversed(field) for field in ordered)).first()
     return following, previous
+
+
+def _reversed(field: str) -> str:
+    return field[1:] if field.startswith("-") else f"-{field}"
+
+
+def _after_in_order(ordered: tuple[str, ...], item: InboxItem) -> Q:
+    """The rows that come after ``item`` in the order ``ordered`` (fields, "-" for descending; the last one
+    unique), as a filter: greater on the first field, or equal on it and after on the rest."""
+    field, *rest = ordered
+    name = field.lstrip("-")
+    value = getattr(item, name)
+    later = Q(**{f"{name}__{'lt' if field.startswith('-') else 'gt'}": value})
+    if not rest:
+        return later
+    return later | (Q(**{name: value}) & _after_in_order(tuple(rest), item))
 
 
 def resume_preview(*, run: Run, items: list[InboxItem], user=None, choices: Mapping[str, str] | None = None) -> dict:

@@ -58,6 +58,8 @@ def item_list(request: HttpRequest) -> HttpResponse:
         "options": page_selectors.filter_options(user=request.user, filters=filters),
         "outcome_choices": InboxItem.Outcome.choices,
         "delivery_choices": [(state, page_selectors.DELIVERY_LABELS[state]) for state in Resume.State.values],
+        # The column headers that sort on this tab (None: a plain header).
+        "sorts": {column: filters.sort_header(column) for column in page_selectors.SORT_COLUMNS},
         # The outcome of a bulk action, shown once after its redirect (see team_views.bulk_decide).
         "bulk_result": request.session.pop("bulk_result", None),
     }
@@ -75,7 +77,7 @@ def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
     The page and its live updates (inbox.live.fragments) render it from here."""
     counts = page_selectors.tab_counts(user=user, filters=filters)
     page = page_selectors.list_page(user=user, filters=filters, counts=counts)
-    items = list(page.object_list)
+    items = page_selectors.with_bulk_notes(list(page.object_list), user)
     return {
         "filters": filters,
         "counts": counts,
@@ -83,7 +85,7 @@ def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
         "items": items,
         "has_open": any(item.is_open for item in items),
         # The bulk bar is there wherever open rows may come and go; the stylesheet hides it while none show.
-        "may_have_open": filters.tab in ("open", "mine", "all"),
+        "may_have_open": filters.tab in page_selectors.BULK_TABS,
         "tabs": [
             (tab, tab.title(), counts[tab], filters.querystring(tab=tab, page=1, sort=""))
             for tab in page_selectors.TABS
@@ -104,8 +106,11 @@ def item_rows(request: HttpRequest) -> HttpResponse:
     except ValueError:
         return HttpResponseBadRequest("ids: a comma-separated list of item ids", content_type="text/plain")
     filters = ListFilters.from_query(request.GET)
-    items = page_selectors.rows_by_ids(user=request.user, filters=filters, ids=ids)
-    return render(request, "inbox/_rows.html", {"items": items, "filters": filters})
+    items = page_selectors.with_bulk_notes(
+        page_selectors.rows_by_ids(user=request.user, filters=filters, ids=ids), request.user
+    )
+    context = {"items": items, "filters": filters, "may_have_open": filters.tab in page_selectors.BULK_TABS}
+    return render(request, "inbox/_rows.html", context)
 
 
 def _item_or_404(request: HttpRequest, pk: int) -> InboxItem:

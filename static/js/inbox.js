@@ -359,10 +359,24 @@
     });
   }
 
+  // The list's filters apply as soon as a select changes (a GET, so the URL stays shareable and the live
+  // updates follow the new filters); the text fields apply on Enter. The focus comes back to the select
+  // after the page loads, so a keyboard user goes on from where they were.
+  var FILTER_FOCUS = "inbox:filter-focus";
   function setupFilters() {
+    document.querySelectorAll("[data-filter-form]").forEach(function (form) { form.classList.add("is-auto"); });
     document.querySelectorAll("[data-autosubmit]").forEach(function (select) {
-      select.addEventListener("change", function () { select.form.submit(); });
+      select.addEventListener("change", function () {
+        try { sessionStorage.setItem(FILTER_FOCUS, select.name); } catch (e) { /* storage off: no focus memory */ }
+        if (select.form.requestSubmit) select.form.requestSubmit(); else select.form.submit();
+      });
     });
+    var remembered = null;
+    try { remembered = sessionStorage.getItem(FILTER_FOCUS); sessionStorage.removeItem(FILTER_FOCUS); } catch (e) { remembered = null; }
+    if (remembered) {
+      var again = document.querySelector("[data-filter-form] [data-autosubmit][name='" + remembered.replace(/[^a-z_]/g, "") + "']");
+      if (again) again.focus({ preventScroll: true });
+    }
     document.querySelectorAll("[data-show-shortcuts]").forEach(function (button) {
       button.addEventListener("click", function () { var d = document.getElementById("shortcuts"); if (d) d.showModal(); });
     });

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -160,6 +161,106 @@ def test_open_items_are_sorted_by_expiry_by_default_and_newest_first_on_request(
     newest = [item.interrupt_id for item in client.get("/inbox/?sort=newest").context["items"]]
     assert default == ["int-form", "l-1"]
     assert newest == ["l-1", "int-form"]
+
+
+def _three_in_a_row(posted) -> list[InboxItem]:
+    """Three one-item runs posted in turn, expiring in 3, 1 and 2 hours: arrival and expiry orders differ."""
+    items = []
+    for n, hours in enumerate((3, 1, 2)):
+        expires = (timezone.now() + timedelta(hours=hours)).isoformat()
+        interrupt = {"id": f"s-{n}", "reason": "confirmation", "message": f"step {n}", "expiresAt": expires}
+        items += posted(interrupt_run(f"t-s{n}", f"r-s{n}", [interrupt]))
+    return items
+
+
+def test_each_sort_the_open_tab_offers_orders_its_rows(client, alice, posted):
+    _three_in_a_row(posted)
+    client.force_login(alice)
+
+    def ids(query: str) -> list[str]:
+        return [item.interrupt_id for item in client.get(f"/inbox/?{query}").context["items"]]
+
+    assert ids("") == ids("sort=expires") == ["s-1", "s-2", "s-0"]
+    assert ids("sort=expires_last") == ["s-0", "s-2", "s-1"]
+    assert ids("sort=newest") == ["s-2", "s-1", "s-0"]
+    assert ids("sort=oldest") == ["s-0", "s-1", "s-2"]
+    # Tabs without an index on expiry sort by arrival only: an expiry order there is the tab's default.
+    assert ids("tab=all&sort=expires") == ids("tab=all") == ["s-2", "s-1", "s-0"]
+    assert ids("tab=all&sort=oldest") == ["s-0", "s-1", "s-2"]
+
+
+def test_sortable_headers_say_how_the_list_is_sorted_and_link_to_the_other_way_keeping_the_filters(
+    client, alice, posted
+):
+    _three_in_a_row(posted)
+    client.force_login(alice)
+    page = client.get("/inbox/?reason=confirmation").content.decode()
+    due = re.search(r'<th class="col-due".*?</th>', page, re.S).group(0)
+    age = re.search(r'<th class="col-age".*?</th>', page, re.S).group(0)
+    assert 'aria-sort="ascending"' in due and 'href="?reason=confirmation&amp;sort=expires_last"' in due
+    assert "aria-sort" not in age and 'href="?reason=confirmation&amp;sort=newest"' in age
+    assert '<th class="col-agent">Agent</th>' in page and '<th class="col-tool">Tool</th>' in page
+
+    page = client.get("/inbox/?reason=confirmation&sort=newest&page=2").content.decode()
+    age = re.search(r'<th class="col-age".*?</th>', page, re.S).group(0)
+    assert 'aria-sort="ascending"' in age and 'href="?reason=confirmation&amp;sort=oldest"' in age  # page 1 again
+    assert '<option value="newest" selected>Newest</option>' in page
+
+    decided = client.get("/inbox/?tab=decided").content.decode()
+    assert '<th class="col-due">Outcome</th>' in decided
+    assert 'href="?tab=decided&amp;sort=oldest"' in decided
+    assert "Expires soonest" not in decided  # the Sort select offers what the tab can sort by
+
+
+def test_the_next_and_previous_open_items_follow_each_sort(alice, posted):
+    from inbox.listing.selectors import ListFilters, neighbours_in_list
+
+    first, second, third = _three_in_a_row(posted)  # expiring in 3, 1 and 2 hours
+    orders = {
+        "expires": (second, third, first),
+        "expires_last": (first, third, second),
+        "newest": (third, second, first),
+        "oldest": (first, second, third),
+    }
+    for sort, (before, middle, after) in orders.items():
+        filters = ListFilters(sort=sort)
+        assert neighbours_in_list(user=alice, filters=filters, item=middle) == (after, before), sort
+        following, _ = neighbours_in_list(user=alice, filters=filters, item=after)
+        assert following == before, sort  # the end wraps around to the start
+
+
+def test_each_open_row_without_a_bulk_checkbox_says_why_and_the_requester_is_told_they_cannot_approve(
+    client, alice, bob, posted
+):
+    mine = posted(
+        {
+            **interrupt_run("t-m", "r-m", [{"id": "m-1", "reason": "confirmation", "message": "mine"}]),
+            "metadata": {"requestedBy": "alice"},
+        }
+    )[0]
+    theirs = posted(
+        {
+            **interrupt_run("t-b", "r-b", [{"id": "b-1", "reason": "confirmation", "message": "bob's"}]),
+            "metadata": {"requestedBy": "bob"},
+        }
+    )[0]
+    form = posted(quarterly_filing())[0]
+    client.force_login(alice)
+    page = client.get("/inbox/").content.decode()
+
+    def row(item: InboxItem) -> str:
+        return re.search(rf'data-item-id="{item.pk}".*?</tr>', page, re.S).group(0)
+
+    assert 'aria-describedby="self-note-' in row(mine) and "Requested by you" in row(mine)
+    assert 'name="ids"' in row(mine)  # a requester may still deny or cancel it in bulk
+    assert "Requested by you" not in row(theirs) and "aria-describedby" not in row(theirs)
+    assert "Needs an answer from its form: open it to decide</span>" in row(form) and 'name="ids"' not in row(form)
+    assert "Needs its form" in row(form)
+    # The rows fragment (polling clients) says the same.
+    fragment = client.get(f"/inbox/rows/?ids={mine.pk},{form.pk}").content.decode()
+    assert "Requested by you" in fragment and "Needs an answer from its form" in fragment
+    # The Decided tab has no bulk bar, so no selection column either.
+    assert 'class="col-select"' not in client.get("/inbox/?tab=decided").content.decode()
 
 
 def test_the_list_paginates_fifty_at_a_time(client, alice, posted):
