@@ -15,46 +15,10 @@ from django.db.models import Count, Q, QuerySet
 from django.http import HttpRequest
 
 from agents import services
+from agents.forms import AgentForm
 from agents.models import Agent, AgentToken
 
 SECRET_FIELDS = ("endpoint_url", "auth_header_name", "auth_header_value")
-
-
-class AgentForm(forms.ModelForm):
-    # The header value is a secret: never rendered back into the page. Blank keeps the stored one.
-    auth_header_value = forms.CharField(
-        required=False,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
-        help_text="Secret value of that header, e.g. 'Bearer …'. Leave blank to keep the current value.",
-    )
-    clear_auth_header_value = forms.BooleanField(required=False, label="Send no auth header value")
-
-    class Meta:
-        model = Agent
-        fields = [
-            "name",
-            "slug",
-            "description",
-            "enabled",
-            "teams",
-            "endpoint_url",
-            "auth_header_name",
-            "auth_header_value",
-            "default_ttl",
-            "approvals_required",
-        ]
-
-    def clean_auth_header_value(self) -> str:
-        value = self.cleaned_data.get("auth_header_value") or ""
-        if not value and self.instance.pk:
-            return self.instance.auth_header_value
-        return value
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or self.cleaned_data
-        if cleaned.get("clear_auth_header_value"):
-            cleaned["auth_header_value"] = ""
-        return cleaned
 
 
 class AgentTokenInline(admin.TabularInline):

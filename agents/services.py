@@ -4,6 +4,9 @@ ingest tokens. Every entry point (the Django admin, the management commands) goe
 Each write runs in one transaction and sends the matching signal of ``agents.signals`` inside it, so the
 inbox's audit record of the change is committed with the change or not at all. ``user`` is the person
 acting (None from the command line); ``via`` names the entry point.
+
+A change names its fields and carries their values before and after (``changes``), except secrets: the
+auth header value is recorded only as set or not set, and a password in the endpoint URL as ``***``.
 """
 
 from __future__ import annotations
@@ -11,12 +14,58 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from django.db import transaction
 from django.utils import timezone
 
+from agents.durations import format_duration
 from agents.models import Agent, AgentToken
 from agents.signals import agent_changed, token_issued, tokens_revoked
+
+SECRET_FIELDS = frozenset({"auth_header_value"})
+
+
+def redact_url(url: str) -> str:
+    """The URL with the password of its user part (``https://user:pass@host``) replaced by ``***``."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username}:***@{host}"))
+
+
+def endpoint_host(url: str) -> str:
+    """The host (and port) of an endpoint URL, without its user part: what lists show."""
+    try:
+        return urlsplit(url).netloc.rpartition("@")[2]
+    except ValueError:
+        return ""
+
+
+def _recorded(field: str, value: Any) -> Any:
+    """A setting's value as the audit log keeps it: JSON, readable, and never a secret."""
+    if field in SECRET_FIELDS:
+        return "set" if value else "not set"
+    if field == "endpoint_url":
+        return redact_url(value)
+    if isinstance(value, timedelta):
+        return format_duration(value)
+    if field == "teams":
+        return sorted(group.name for group in value)
+    return value
+
+
+def _changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{field: {"before": ..., "after": ...}}`` for the fields whose value differs."""
+    return {
+        field: {"before": _recorded(field, before[field]), "after": _recorded(field, after[field])}
+        for field in after
+        if before[field] != after[field]
+    }
 
 
 @transaction.atomic
@@ -53,28 +102,66 @@ def agent_ensure(
     agent, created = Agent.objects.select_for_update().get_or_create(
         slug=slug, defaults={"name": name, "endpoint_url": endpoint_url, "description": description}
     )
+    changes: dict[str, dict[str, Any]] = {}
     if created:
         fields = ["slug", "name", "endpoint_url", "description"]
     else:
         wanted = {"name": name, "endpoint_url": endpoint_url}
-        fields = [field for field, value in wanted.items() if getattr(agent, field) != value]
+        changes = _changes({field: getattr(agent, field) for field in wanted}, wanted)
+        fields = list(changes)
         if not fields:
             return agent, False
         for field in fields:
             setattr(agent, field, wanted[field])
         agent.save(update_fields=fields)
     change = "created" if created else "changed"
-    agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, user=user, via=via)
+    agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, changes=changes, user=user, via=via)
     return agent, created
 
 
 @transaction.atomic
 def agent_save(agent: Agent, *, created: bool, fields: list[str], user: Any = None, via: str = "") -> Agent:
-    """Save an agent edited in a form (the admin). ``fields`` names what changed, never the values."""
+    """Save an agent edited in a form (the admin). ``fields`` names what changed; the audit record has the
+    before and after values of those that are columns (the form saves the teams after this)."""
+    changes: dict[str, dict[str, Any]] = {}
+    if not created:
+        columns = [field for field in fields if field != "teams"]
+        stored = Agent.objects.select_for_update().filter(pk=agent.pk).values(*columns).get() if columns else {}
+        changes = _changes(stored, {field: getattr(agent, field) for field in columns})
     agent.save()
     change = "created" if created else "changed"
-    agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, user=user, via=via)
+    agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, changes=changes, user=user, via=via)
     return agent
+
+
+def _settings(agent: Agent, fields: Iterable[str]) -> dict[str, Any]:
+    """The agent's values of these fields; the teams as a set of groups (they compare by id)."""
+    return {field: frozenset(agent.teams.all()) if field == "teams" else getattr(agent, field) for field in fields}
+
+
+@transaction.atomic
+def agent_update(agent: Agent, *, values: dict[str, Any], user: Any = None, via: str = "") -> list[str]:
+    """Change settings of an agent (the agent page): ``values`` maps field names to their new values, the
+    teams as groups. Validated as the model validates (``ValidationError``, nothing written). Returns the
+    names of the fields that changed, in the order given; when none did, nothing is written or audited."""
+    locked = Agent.objects.select_for_update().get(pk=agent.pk)
+    wanted = {field: frozenset(value) if field == "teams" else value for field, value in values.items()}
+    changes = _changes(_settings(locked, wanted), wanted)
+    if not changes:
+        return []
+    columns = [field for field in changes if field != "teams"]
+    for field in columns:
+        setattr(locked, field, wanted[field])
+    locked.full_clean()
+    if columns:
+        locked.save(update_fields=columns)
+    if "teams" in changes:
+        locked.teams.set(wanted["teams"])
+    for field in columns:
+        setattr(agent, field, wanted[field])
+    fields = list(changes)
+    agent_changed.send(sender=Agent, agent=locked, change="changed", fields=fields, changes=changes, user=user, via=via)
+    return fields
 
 
 @transaction.atomic

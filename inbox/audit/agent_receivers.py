@@ -17,11 +17,32 @@ def _actor(user: Any, via: str) -> Actor:
     return Actor.system(via or "system")
 
 
+def _without_secrets(changes: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Defence in depth: whatever a sender passes, the auth header value is logged as set or not set."""
+
+    def shown(field: str, value: Any) -> Any:
+        if field != "auth_header_value" or value in ("set", "not set"):
+            return value
+        return "set" if value else "not set"
+
+    return {field: {side: shown(field, value) for side, value in diff.items()} for field, diff in changes.items()}
+
+
 def on_agent_changed(
-    *, agent: Agent, change: str, fields: list[str], user: Any = None, via: str = "", **kwargs: Any
+    *,
+    agent: Agent,
+    change: str,
+    fields: list[str],
+    changes: dict[str, dict[str, Any]] | None = None,
+    user: Any = None,
+    via: str = "",
+    **kwargs: Any,
 ) -> None:
-    # Names only: values of the auth header are secrets and stay out of the log.
-    data = {"fields": fields} if change in ("created", "changed") else None
+    # Who changed what: the field names, and their values before and after where the sender gave them. The
+    # sender (agents.services) never puts a secret there: the auth header value is only "set" / "not set".
+    data: dict[str, Any] | None = None
+    if change in ("created", "changed"):
+        data = {"fields": fields, "changes": _without_secrets(changes)} if changes else {"fields": fields}
     audit(actor=_actor(user, via), verb=f"agent.{change}", obj=agent, agent=agent, data=data)
 
 

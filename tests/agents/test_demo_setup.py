@@ -22,4 +22,7 @@ def test_demo_setup_audits_what_it_changes_and_nothing_when_nothing_changes(db):
         ("agent.created", "demo_setup"),
         ("agent.changed", "demo_setup"),
     ]
-    assert events[1].data == {"fields": ["endpoint_url"]}
+    assert events[1].data == {
+        "fields": ["endpoint_url"],
+        "changes": {"endpoint_url": {"before": "http://127.0.0.1:8001/", "after": "http://127.0.0.1:9001/"}},
+    }
