@@ -40,3 +40,5 @@ LIST_SEARCH_LIMIT = 10_000
 # The audit log's pages count events up to here ("10,000+"), never the whole log.
 AUDIT_COUNT_LIMIT = 10_000
 MAX_DB_ID = 2**63 - 1  # the largest id a 64-bit column holds; larger ids in a request are refused or ignored
+# The item page lists arguments and answers field by field up to here; the rest is in their JSON view.
+FIELD_LIST_ROWS = 300

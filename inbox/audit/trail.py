@@ -1,71 +1,19 @@
-"""The tool-call trail: a proposal, its decisions, the edit diff and the result, for one tool call."""
+"""The tool-call trail: a proposal, its decisions, the edit diff and the result, for one tool call.
+
+The diff is ``inbox.core.json_view.args_diff``, the one the item page shows too."""
 
 from __future__ import annotations
 
-import difflib
 import json
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from inbox.core import safe_json
+from inbox.core.json_view import DiffLine, args_diff, in_key_order, show
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import Decision, InboxItem, Resume, Run
 
-
-@dataclass
-class DiffLine:
-    path: str
-    change: str  # same | changed | added | removed
-    before: str = ""
-    after: str = ""
-    # For changed text: [(op, text)] with op in equal | delete | insert.
-    segments: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict) and value:
-        flat: dict[str, Any] = {}
-        for key, inner in value.items():
-            flat.update(_flatten(inner, f"{prefix}.{key}" if prefix else str(key)))
-        return flat
-    return {prefix or "(arguments)": value}
-
-
-def _show(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-
-
-def _word_segments(before: str, after: str) -> list[tuple[str, str]]:
-    a, b = re.split(r"(\s+)", before), re.split(r"(\s+)", after)
-    segments: list[tuple[str, str]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if op == "equal":
-            segments.append(("equal", "".join(a[i1:i2])))
-        else:
-            if i2 > i1:
-                segments.append(("delete", "".join(a[i1:i2])))
-            if j2 > j1:
-                segments.append(("insert", "".join(b[j1:j2])))
-    return segments
-
-
-def args_diff(proposed: Any, edited: Any) -> list[DiffLine]:
-    """The edited arguments against the proposal, field by field (editedArgs is a full replacement)."""
-    before, after = _flatten(proposed), _flatten(edited)
-    lines = []
-    # Sorted paths: PostgreSQL's jsonb does not keep the agent's key order, so sort for a stable page.
-    for path in sorted(set(before) | set(after)):
-        if path not in after:
-            lines.append(DiffLine(path, "removed", before=_show(before[path])))
-        elif path not in before:
-            lines.append(DiffLine(path, "added", after=_show(after[path])))
-        elif before[path] == after[path]:
-            lines.append(DiffLine(path, "same", before=_show(before[path]), after=_show(after[path])))
-        else:
-            old, new = _show(before[path]), _show(after[path])
-            lines.append(DiffLine(path, "changed", before=old, after=new, segments=_word_segments(old, new)))
-    return lines
+_show = show  # inbox.audit.timeline's name for it
 
 
 @dataclass
@@ -81,7 +29,8 @@ class Trail:
 
     @property
     def proposal_json(self) -> str:
-        return json.dumps((self.proposal or {}).get("args"), indent=2, ensure_ascii=False, sort_keys=True)
+        """The proposed arguments in the order the agent wrote them."""
+        return json.dumps(proposal_args(self.proposal), indent=2, ensure_ascii=False)
 
     @property
     def edited_json(self) -> str:
@@ -108,6 +57,12 @@ class Trail:
         if self.item.status != InboxItem.Status.RESOLVED:
             return None
         return not self.item.is_denial
+
+
+def proposal_args(proposal: dict | None) -> Any:
+    """A tool call's parsed arguments with the key order of its ``argsText`` (jsonb keeps its own order)."""
+    proposal = proposal or {}
+    return in_key_order(proposal.get("args"), proposal.get("argsText"), max_depth=MAX_JSON_DEPTH)
 
 
 def _resume_of(run: Run) -> Resume | None:
@@ -153,7 +108,7 @@ def build_trail(item: InboxItem) -> Trail:
         proposal=proposal,
         decisions=list(item.decisions.select_related("user")),
         edited_args=edited,
-        diff=args_diff((proposal or {}).get("args"), edited) if edited is not None else [],
+        diff=args_diff(proposal_args(proposal), edited) if edited is not None else [],
         resume=resume,
         sent_entry=sent,
         result=tool_call_result(item, resume),

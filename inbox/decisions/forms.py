@@ -19,6 +19,7 @@ from django_jsonform.forms.fields import JSONFormField
 
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
+from inbox.core.json_view import in_key_order
 from inbox.decisions.services import default_schema_for
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
@@ -200,7 +201,9 @@ def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[
             ui.text_value = post.get("answer_text", "") if post is not None else ""
             ui.text_open = asks_for_words(item) or bool(ui.text_value)
         ui.offers_edits = item.offers_edits and key == "approved"
-        ui.proposed_args = (item.tool_call or {}).get("args")
+        call = item.tool_call or {}
+        # The agent's argument order (argsText), not jsonb's: the edit fields follow the proposal.
+        ui.proposed_args = in_key_order(call.get("args"), call.get("argsText"), max_depth=MAX_JSON_DEPTH)
         ui.edited_text = post.get("edited_args", "") if post is not None else ""
         if not ui.edited_text:
             ui.edited_text = ui.proposed_text
@@ -249,9 +252,53 @@ def widget_schema(schema: Any) -> Any:
     return safe
 
 
+_WORD_BREAKS = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def humanize(name: str) -> str:
+    """A property name as a label: "startDate", "start_date" and "start-date" all read "Start date";
+    acronyms stay ("userID" → "User ID")."""
+    words = re.sub(r"[\s_.-]+", " ", _WORD_BREAKS.sub(" ", name)).split()
+    if not words:
+        return name
+    text = " ".join(word if len(word) > 1 and word.isupper() else word.lower() for word in words)
+    return text[0].upper() + text[1:]
+
+
+def _fit_property(name: str, schema: Any, required: bool) -> Any:
+    if not isinstance(schema, dict):
+        return schema
+    fitted = form_schema(schema)
+    title = fitted.get("title")
+    if not isinstance(title, str) or not title.strip():
+        fitted["title"] = humanize(str(name))
+    # django-jsonform marks a field required from its parent's list, but it overwrites a required object's own
+    # list with ``true``, so the fields of a required nested object lost their mark: each says it itself.
+    if required and fitted.get("type") not in ("object", "array"):
+        fitted["required"] = True
+    return fitted
+
+
+def form_schema(schema: Any) -> Any:
+    """The schema django-jsonform draws: every property has a title (a humanized name where the agent gave none,
+    not django-jsonform's "Startdate") and every required field says so, however deep. Only the form's
+    rendering reads it; answers are validated against the agent's schema."""
+    if not isinstance(schema, dict):
+        return schema
+    fitted = dict(schema)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        fitted["properties"] = {name: _fit_property(name, sub, name in required) for name, sub in properties.items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            fitted[key] = form_schema(schema[key])
+    return fitted
+
+
 def answer_form(schema: dict, *, initial: str = "", errors: list[dict] | None = None) -> forms.Form:
     class AnswerForm(forms.Form):
-        answer = JSONFormField(schema=widget_schema(schema), required=False, label="Answer")
+        answer = JSONFormField(schema=form_schema(widget_schema(schema)), required=False, label="Answer")
 
     try:
         value = safe_json.loads(initial, max_depth=MAX_JSON_DEPTH) if initial else None

@@ -96,10 +96,11 @@ def _schema_for(response_schema: Any, reason: str) -> dict | None:
 
 def _error_path(error: jsonschema.ValidationError) -> str:
     path = list(error.absolute_path)
-    # A missing required property is reported on its parent; point at the property itself.
+    # A missing required property is reported on its parent; point at the property itself. jsonschema reports
+    # each missing one in an error of its own, which its message names (every error carries the whole list).
     if error.validator == "required" and isinstance(error.validator_value, list):
         missing = next(
-            (name for name in error.validator_value if isinstance(error.instance, dict) and name not in error.instance),
+            (name for name in error.validator_value if error.message == f"{name!r} is a required property"),
             None,
         )
         if missing is not None:

@@ -63,10 +63,10 @@ def test_the_tool_call_trail_after_a_round_trip_shows_proposal_edits_and_result(
     assert "sendEmail" in proposal.inner_text() and "Are we still on for noon?" in proposal.inner_text()
     assert "Approved with edits by alice" in " ".join(decision.locator(".sub").inner_text().split())
     assert "Bob asked for 1pm" in decision.inner_text()
-    # Word by word, fields in name order: the body's "noon?" became "1pm?", the subject gained "moved";
-    # the recipient is unchanged.
+    # Word by word, fields in the proposal's order (to, subject, body): the subject gained "moved", the body's
+    # "noon?" became "1pm?"; the recipient is unchanged.
     inserted = decision.locator("#args-diff tr.changed ins").all_inner_texts()
-    assert [text.strip() for text in inserted] == ["1pm?", "moved"]
+    assert [text.strip() for text in inserted] == ["moved", "1pm?"]
     assert decision.locator("#args-diff tr.changed del").all_inner_texts() == ["noon?"]
     assert "bob@example.com" in decision.locator("#args-diff tr.same").inner_text()
     assert round_trip.tool_result["runId"] in result.inner_text()

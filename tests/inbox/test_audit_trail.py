@@ -133,10 +133,11 @@ def test_the_args_diff_marks_changed_added_removed_and_nested_fields():
         {"to": "a@b.com", "cc": "x@y.z", "opts": {"urgent": False}},
         {"to": "a@b.com", "opts": {"urgent": True}, "bcc": "boss@b.com"},
     )
+    # In the proposal's order; a field only the edit has comes after the proposal's own.
     assert [(line.path, line.change) for line in lines] == [
-        ("bcc", "added"),
+        ("to", "same"),
         ("cc", "removed"),
         ("opts.urgent", "changed"),
-        ("to", "same"),
+        ("bcc", "added"),
     ]
     assert lines[2].segments == [("delete", "false"), ("insert", "true")]

@@ -1,0 +1,131 @@
+/* The item page's answer form, which django-jsonform draws in the browser (a11y.js ties its labels to inputs):
+
+   - its buttons show only "[-]", "[+]", "↑", "↓", "×" or "Add item": each gets a name that says what it does
+     to which part ("Collapse Address", "Remove entry 2 of People"), and the collapse toggle its state;
+   - an entry of a list of plain values has no label: it is named after its list ("Tags, entry 1");
+   - an error is tied to its field (aria-invalid, aria-describedby), so a screen reader reads it with the field.
+
+   Plain JS, no build step. The server renders everything else on the page. */
+(function () {
+  "use strict";
+
+  var counter = 0;
+
+  // The text of a group's title without the buttons inside it ("People [-]" -> "People").
+  function ownText(element) {
+    var text = "";
+    if (!element) return text;
+    element.childNodes.forEach(function (node) { if (node.nodeType === Node.TEXT_NODE) text += node.textContent; });
+    return text.trim();
+  }
+
+  function groupTitle(group) {
+    var inner = group && group.querySelector(":scope > .rjf-form-group-inner");
+    var title = inner && inner.querySelector(":scope > .rjf-form-group-title");
+    return ownText(title);
+  }
+
+  // The nearest enclosing group that has a title, and its title ("this form" at the top).
+  function titledGroup(element) {
+    var group = element.closest(".rjf-form-group");
+    while (group) {
+      var title = groupTitle(group);
+      if (title) return title;
+      group = group.parentElement && group.parentElement.closest(".rjf-form-group");
+    }
+    return "this form";
+  }
+
+  // An entry of a list (or a removable key of an object): the row or group wrapper that holds the controls.
+  function entryOf(button) {
+    var controls = button.closest(".rjf-form-row-controls");
+    return controls ? controls.parentElement : null;
+  }
+
+  function entryNumber(entry) {
+    var siblings = Array.prototype.filter.call(entry.parentElement.children, function (child) {
+      return child.querySelector(":scope > .rjf-form-row-controls");
+    });
+    return siblings.indexOf(entry) + 1;
+  }
+
+  function entryName(button) {
+    var entry = entryOf(button);
+    if (!entry || !entry.parentElement) return titledGroup(button);
+    return "entry " + entryNumber(entry) + " of " + titledGroup(entry.parentElement);
+  }
+
+  function nameButtons(form) {
+    form.querySelectorAll(".rjf-collapse-button").forEach(function (button) {
+      var collapsed = button.textContent.indexOf("+") >= 0;
+      var what = titledGroup(button);
+      button.setAttribute("aria-label", (collapsed ? "Expand " : "Collapse ") + what);
+      button.setAttribute("aria-expanded", collapsed ? "false" : "true");
+    });
+    form.querySelectorAll(".rjf-add-button").forEach(function (button) {
+      button.setAttribute("aria-label", "Add an entry to " + titledGroup(button));
+    });
+    form.querySelectorAll(".rjf-remove-button").forEach(function (button) {
+      button.setAttribute("aria-label", "Remove " + entryName(button));
+    });
+    form.querySelectorAll(".rjf-move-up-button, .rjf-move-down-button").forEach(function (button) {
+      var up = button.classList.contains("rjf-move-up-button");
+      button.setAttribute("aria-label", "Move " + entryName(button) + (up ? " up" : " down"));
+    });
+  }
+
+  // A row with a <label> is named by it (a11y.js ties the two); a list's entries of plain values have none.
+  function labelled(input, row) {
+    if (input.closest("label") || input.getAttribute("aria-labelledby")) return true;
+    if (input.getAttribute("aria-label") && !input.dataset.itemNamed) return true;
+    return Boolean(row && row.querySelector("label"));
+  }
+
+  function nameEntries(form) {
+    form.querySelectorAll(".rjf-form-row input:not([type=hidden]), .rjf-form-row select, .rjf-form-row textarea").forEach(function (input) {
+      var row = input.closest(".rjf-form-row");
+      if (labelled(input, row)) return;
+      var list = row && row.parentElement;
+      input.setAttribute("aria-label", list ? titledGroup(list) + ", entry " + entryNumber(row) : "Value");
+      input.dataset.itemNamed = "1";
+    });
+  }
+
+  function tieErrors(form) {
+    form.querySelectorAll(".rjf-input-group, .rjf-check-input, .rjf-datetime-field").forEach(function (group) {
+      var errors = group.querySelectorAll(":scope > .rjf-error-text");
+      var inputs = group.querySelectorAll("input:not([type=hidden]), select, textarea");
+      var ids = [];
+      errors.forEach(function (error) {
+        if (!error.id) error.id = "item-field-error-" + (++counter);
+        ids.push(error.id);
+      });
+      inputs.forEach(function (input) {
+        if (ids.length) {
+          input.setAttribute("aria-invalid", "true");
+          input.setAttribute("aria-describedby", ids.join(" "));
+        } else if (input.getAttribute("aria-invalid")) {
+          input.removeAttribute("aria-invalid");
+          input.removeAttribute("aria-describedby");
+        }
+      });
+    });
+  }
+
+  function fit(form) { nameButtons(form); nameEntries(form); tieErrors(form); }
+
+  function setup() {
+    document.querySelectorAll("[data-schema-form]").forEach(function (form) {
+      var pending = false;
+      new MutationObserver(function () {
+        if (pending) return;
+        pending = true;
+        window.requestAnimationFrame(function () { pending = false; fit(form); });
+      }).observe(form, { subtree: true, childList: true, characterData: true });
+      fit(form);
+    });
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", setup);
+  else setup();
+})();
