@@ -1,0 +1,71 @@
+"""The list's rows as the page draws them (``{% item_rows %}``, rendered in Python for speed): what an agent
+sent stays text, the row says why it cannot be ticked, and an open row gives its run's deadline."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from inbox.models import InboxItem
+from tests.factories import InboxItemFactory, RunFactory
+
+pytestmark = pytest.mark.django_db
+
+PREFIX = "<script>alert(1)</script> & \"quotes\" 'single' "
+HOSTILE = PREFIX + "x" * 700
+
+
+def rows_html(client: Client, user, query: str = "") -> str:
+    client.force_login(user)
+    response = client.get(f"/inbox/?{query}")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def test_what_the_agent_sent_is_text_in_the_row(client, alice, agent):
+    run = RunFactory(agent=agent.agent)
+    InboxItemFactory(run=run, message=HOSTILE, reason="custom<b>", raw={"id": "x", "reason": "custom<b>"})
+    html = rows_html(client, alice)
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot; &#x27;single&#x27;" in html
+    assert "custom&lt;b&gt;" in html and "custom<b>" not in html
+    # The message is cut at 600 characters with "…", and the whole cut text is in the link's title.
+    assert "x" * (599 - len(PREFIX)) + "…</a>" in html
+
+
+def test_a_row_says_why_it_cannot_be_ticked(client, alice, bob, agent):
+    run = RunFactory(agent=agent.agent)
+    InboxItemFactory(run=run, message="Held by bob", claimed_by=bob, claimed_at=timezone.now())
+    InboxItemFactory(run=RunFactory(agent=agent.agent), message="Mine to pick")
+    html = rows_html(client, alice)
+    assert 'data-bulk-note="claimed"' in html and "Claimed by bob: only they decide it" in html
+    assert 'data-holder="bob"' in html
+    assert html.count("data-bulk-select") == 1  # only the unclaimed row has a checkbox
+
+
+def test_an_open_row_gives_its_runs_deadline_and_a_decided_row_its_outcome_and_delivery(client, alice, agent):
+    now = timezone.now()
+    run = RunFactory(agent=agent.agent)
+    late = InboxItemFactory(run=run, message="Later one", expires_at=now + timedelta(hours=5))
+    InboxItemFactory(run=run, message="Sooner one", expires_at=now + timedelta(minutes=30))
+    html = rows_html(client, alice)
+    row = html[html.index(f'data-item-id="{late.pk}"') :]
+    row = row[: row.index("</tr>")]
+    assert "another interrupt of this run expires then" in row
+    assert "in 29\xa0minutes" in row or "in 30\xa0minutes" in row
+
+    decided = InboxItemFactory(
+        run=RunFactory(agent=agent.agent),
+        status=InboxItem.Status.RESOLVED,
+        response_payload={"approved": False},
+        decided_by=alice,
+        decided_at=now,
+    )
+    html = rows_html(client, alice, "tab=decided")
+    row = html[html.index(f'data-item-id="{decided.pk}"') :]
+    row = row[: row.index("</tr>")]
+    assert 'data-outcome="denied"' in row and ">Denied<" in row and "by alice" in row
+    assert 'data-delivery="none"' in row
