@@ -15,6 +15,7 @@ urlpatterns = [
     path("inbox/rows/", listing_views.item_rows, name="rows"),
     path("inbox/items/<id:pk>/", listing_views.item_detail, name="item"),
     path("inbox/items/<id:pk>/decide/", decision_views.item_decide, name="item_decide"),
+    path("inbox/items/<id:pk>/edit-diff/", decision_views.item_edit_diff, name="item_edit_diff"),
     path("inbox/items/<id:pk>/claim/", team_views.item_claim, name="item_claim"),
     path("inbox/items/<id:pk>/release/", team_views.item_release, name="item_release"),
     path("inbox/items/<id:pk>/assign/", team_views.item_assign, name="item_assign"),

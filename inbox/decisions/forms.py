@@ -340,6 +340,11 @@ def _parse_json(text: str, path: str) -> Any:
         raise DecisionInputError(exc.message, [{"path": exc.path, "message": exc.message}]) from None
 
 
+def parse_edited_args(text: str) -> Any:
+    """The "Approve with edits" JSON, bounded as a submitted answer is (``DecisionInputError`` naming the problem)."""
+    return _parse_json(text, "editedArgs")
+
+
 def read_comment(post: QueryDict) -> str:
     comment = post.get("comment", "").strip()
     if len(comment) > MAX_DECISION_COMMENT:

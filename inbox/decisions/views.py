@@ -5,15 +5,16 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from inbox import access
 from inbox.core.errors import ApplicationError
+from inbox.core.json_view import args_diff, in_key_order
 from inbox.decisions import forms
 from inbox.decisions import services as decisions
 from inbox.decisions.services import BULK_ACTIONS, decision_submit
-from inbox.limits import MAX_DB_ID
+from inbox.limits import MAX_DB_ID, MAX_JSON_DEPTH
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.listing.views import (
@@ -58,6 +59,30 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
         messages.info(request, f"{recorded} It needs {needs}.")
         return redirect(item)
     return redirect(f"{item.get_absolute_url()}?after={item.run_id}")  # watches the resume for a follow-up
+
+
+@login_required
+@require_POST
+def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
+    """The "Approve with edits" box's preview, as the approver types (htmx): the edited arguments against the
+    proposal, field by field and word by word — the diff the decided item and the tool-call trail show.
+    POST for the size of the arguments; nothing is stored. Text that is not (yet) JSON says so, as a 200."""
+    item = _item_or_404(request, pk)
+    proposal = item.tool_call or (item.run.tool_call(item.tool_call_id) if item.tool_call_id else None)
+    context: dict = {"diff": None, "problem": ""}
+    if not proposal or proposal.get("args") is None:
+        context["problem"] = "The proposal's arguments are unknown, so there is nothing to compare with."
+    else:
+        try:
+            edited = forms.parse_edited_args(request.POST.get("edited_args", ""))
+        except forms.DecisionInputError as error:
+            context["problem"] = f"Not valid JSON yet: {error.message}"
+        else:
+            proposed = in_key_order(proposal.get("args"), proposal.get("argsText"), max_depth=MAX_JSON_DEPTH)
+            diff = args_diff(proposed, edited)
+            context["diff"] = diff if any(line.change != "same" for line in diff) else None
+            context["problem"] = "" if context["diff"] else "No changes: identical to the proposal."
+    return render(request, "inbox/_edit_diff.html", context)
 
 
 @login_required

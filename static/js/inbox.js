@@ -1,6 +1,6 @@
 /* Approval Inbox page behaviour that belongs in the browser: countdowns, keyboard navigation, bulk
-   selection, the edit fields and diff of "Approve with edits". Plain JS, no build step; every feature
-   degrades to plain links and forms. What the server knows (ages, sort order, the resume preview) is
+   selection, the edit fields of "Approve with edits". Plain JS, no build step; every feature degrades to
+   plain links and forms. What the server knows (ages, sort order, the resume preview, the edit diff) is
    rendered by the server. */
 (function () {
   "use strict";
@@ -141,61 +141,6 @@
     updateBulk();
   }
 
-  // --- diff ------------------------------------------------------------------------------------
-  function lineDiff(a, b) {
-    var n = a.length, m = b.length, i, j;
-    if (n * m > 400000) return null;
-    var lcs = [];
-    for (i = 0; i <= n; i++) { lcs.push(new Array(m + 1).fill(0)); }
-    for (i = n - 1; i >= 0; i--) for (j = m - 1; j >= 0; j--)
-      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
-    var out = []; i = 0; j = 0;
-    while (i < n && j < m) {
-      if (a[i] === b[j]) { out.push(["same", a[i]]); i++; j++; }
-      else if (lcs[i + 1][j] >= lcs[i][j + 1]) { out.push(["del", a[i]]); i++; }
-      else { out.push(["add", b[j]]); j++; }
-    }
-    while (i < n) out.push(["del", a[i++]]);
-    while (j < m) out.push(["add", b[j++]]);
-    return out;
-  }
-
-  // Keys sorted: the diff shows what changes in meaning, not a reordering of keys.
-  function sortKeys(value) {
-    if (Array.isArray(value)) return value.map(sortKeys);
-    if (value && typeof value === "object") {
-      var sorted = {};
-      Object.keys(value).sort().forEach(function (key) { sorted[key] = sortKeys(value[key]); });
-      return sorted;
-    }
-    return value;
-  }
-
-  function normalise(text) {
-    try { return JSON.stringify(sortKeys(JSON.parse(text)), null, 2); } catch (e) { return null; }
-  }
-
-  function renderDiff(container, before, after, invalidMessage) {
-    container.textContent = "";
-    if (after === null) {
-      var p = document.createElement("p"); p.className = "muted"; p.textContent = invalidMessage || "Not valid JSON yet.";
-      container.appendChild(p); return;
-    }
-    var ops = lineDiff(before.split("\n"), after.split("\n"));
-    if (!ops) { container.textContent = "Too large to compare."; return; }
-    var changed = ops.some(function (op) { return op[0] !== "same"; });
-    if (!changed) {
-      var same = document.createElement("p"); same.className = "muted"; same.textContent = "No changes: identical to the proposal.";
-      container.appendChild(same); return;
-    }
-    ops.forEach(function (op) {
-      var line = document.createElement("div");
-      line.className = "diff-line diff-" + op[0];
-      line.textContent = op[1];
-      container.appendChild(line);
-    });
-  }
-
   // Approve with edits: one field per argument when every argument is a plain value (text, number,
   // true/false), so nobody has to escape a multi-line email body by hand. The fields write the JSON
   // textarea, which is what the form submits and what the server checks; "Edit as JSON" shows it.
@@ -302,20 +247,6 @@
     });
   }
 
-  function setupEditDiff() {
-    document.querySelectorAll("[data-edited-args]").forEach(function (area) {
-      var box = area.closest("[data-edit-box]") || document;
-      var target = box.querySelector("[data-diff]");
-      var proposal = normalise(area.dataset.proposal) || area.dataset.proposal;
-      function update() { renderDiff(target, proposal, normalise(area.value), "Not valid JSON yet: fix it to see the changes."); }
-      area.addEventListener("input", update);
-      update();
-    });
-    document.querySelectorAll("[data-diff-from]").forEach(function (el) {
-      renderDiff(el, normalise(el.dataset.diffFrom) || el.dataset.diffFrom, normalise(el.dataset.diffTo));
-    });
-  }
-
   // --- run page --------------------------------------------------------------------------------
   // "Set all" ticks every open interrupt's choice; the form's change asks the server for the preview.
   function setupSetAll() {
@@ -390,13 +321,12 @@
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
     setupEditFields();
-    setupEditDiff();
     setupSetAll();
     setupApiButtons();
     setupFilters();
     setupBulk();
   }
 
-  window.Inbox = { tickCountdowns: tickCountdowns, tickAges: tickAges, renderDiff: renderDiff, lineDiff: lineDiff };
+  window.Inbox = { tickCountdowns: tickCountdowns, tickAges: tickAges };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();

@@ -78,9 +78,11 @@ def test_approve_with_edits_sends_the_edited_arguments(login, alice, post_run):
     assert prefilled == {"to": "a@b.com", "subject": "Hi", "body": "Hi"}
     edited = prefilled | {"body": "Hi (revised per my note)"}
     editor.fill(json.dumps(edited, indent=2))
-    diff = page.locator("[data-diff]")
-    expect(diff.locator(".diff-del")).to_have_text(['  "body": "Hi",'])
-    expect(diff.locator(".diff-add")).to_have_text(['  "body": "Hi (revised per my note)",'])
+    # The server's diff, field by field and word by word: only body changed, by the words added.
+    diff = page.locator("[data-diff] [data-args-diff]")
+    expect(diff.locator("tr.changed .path")).to_have_text(["body (changed)"])
+    expect(diff.locator("tr.changed ins")).to_have_text(["(revised per my note)"])
+    expect(diff.locator("tr.same")).to_have_count(2)
     shot(page, "item-edit-diff")
     page.get_by_role("button", name="Approve with these edits").click()
 
@@ -104,9 +106,10 @@ def test_approve_with_edits_in_fields_keeps_a_multi_line_body_and_the_argument_o
     body = fields.get_by_label("body")
     body.fill("Hi Ann,\n\nThe report is attached.\n— Bob")
     fields.get_by_label("subject").fill('Q3 report "final"')
-    diff = page.locator("[data-diff]")
-    expect(diff.locator(".diff-add")).to_have_count(2)
-    expect(diff).to_contain_text('"subject": "Q3 report \\"final\\""')
+    diff = page.locator("[data-diff] [data-args-diff]")
+    expect(diff.locator("tr.changed")).to_have_count(2)
+    expect(diff.locator("tr.changed .path")).to_have_text(["subject (changed)", "body (changed)"])  # proposal order
+    expect(diff.locator("tr.changed").first).to_contain_text('Q3 report "final"')
     shot(page, "item-edit-fields")
     # What is submitted keeps the proposal's argument order (as stored: jsonb orders keys its own way).
     editor = page.locator("[data-edited-args]")
