@@ -18,9 +18,9 @@ from datetime import datetime
 from typing import Any
 
 from django import template
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.timesince import timeuntil
 
 from inbox.models import InboxItem
 from inbox.templatetags.inbox_tags import (
@@ -33,6 +33,7 @@ from inbox.templatetags.inbox_tags import (
     reason_label,
     run_deadline,
     short_age,
+    short_remaining,
 )
 
 register = template.Library()
@@ -132,7 +133,7 @@ def _deadline(item: InboxItem) -> str:
     at = esc(iso(deadline))
     return (
         f'<time class="countdown" data-expires="{at}" datetime="{at}" title="Decide by {esc(stamp(deadline))}{why}">'
-        f"in {esc(timeuntil(deadline))}</time>"
+        f"{left if (left := short_remaining(deadline)) == 'expired' else 'in ' + left}</time>"
     )
 
 
@@ -151,9 +152,12 @@ def _closed(item: InboxItem) -> str:
     return f"{badge}{by} {mark}"
 
 
-def render_row(item: InboxItem, *, user: Any, flash: set[int] | frozenset[int], may_have_open: bool) -> str:
-    """One ``<tr>`` of the list (``item`` from ``list_context``: annotated by ``with_truth`` and ``with_bulk_notes``)."""
-    url = esc(item.get_absolute_url())
+def render_row(
+    item: InboxItem, *, user: Any, flash: set[int] | frozenset[int], may_have_open: bool, item_url: str = ""
+) -> str:
+    """One ``<tr>`` of the list (``item`` from ``list_context``: annotated by ``with_truth`` and ``with_bulk_notes``).
+    ``item_url``: the item page's URL with ``{pk}`` for its id (one ``reverse`` per page, not per row)."""
+    url = esc(item_url.format(pk=item.pk) if item_url else item.get_absolute_url())
     status = esc(item.status)
     key, tool = esc(item.outcome_key), item.tool_name
     select = _select_cell(item, item.bulk_note) if may_have_open else ""  # type: ignore[attr-defined]
@@ -183,7 +187,12 @@ def render_row(item: InboxItem, *, user: Any, flash: set[int] | frozenset[int], 
 
 def render_rows(items: Iterable[InboxItem], *, user: Any, flash: Iterable[int] = (), may_have_open: bool) -> SafeString:
     flashed = frozenset(flash)
-    return mark_safe("".join(render_row(item, user=user, flash=flashed, may_have_open=may_have_open) for item in items))
+    item_url = reverse("inbox:item", kwargs={"pk": 1}).replace("/1/", "/{pk}/")
+    return mark_safe(
+        "".join(
+            render_row(item, user=user, flash=flashed, may_have_open=may_have_open, item_url=item_url) for item in items
+        )
+    )
 
 
 @register.simple_tag(takes_context=True)

@@ -94,6 +94,23 @@ def short_age(value: datetime | None) -> str:
     return ""
 
 
+@register.filter
+def short_remaining(value: datetime | None) -> str:
+    """ "5d 4h", "3h 07m", "4m 09s", "expired": what ``inbox.js`` counts down with (``formatRemaining``), so the
+    page reads the same before and after its script runs."""
+    if value is None:
+        return ""
+    seconds = int((value - timezone.now()).total_seconds())
+    if seconds <= 0:
+        return "expired"
+    days, hours, minutes = seconds // 86400, seconds % 86400 // 3600, seconds % 3600 // 60
+    if days:
+        return f"{days}d {hours}h"
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {seconds % 60:02d}s"
+
+
 @register.simple_tag
 def age_steps() -> list[dict[str, Any]]:
     return [{"below": below, "words": words, "unit": unit} for below, words, unit in AGE_STEPS]
