@@ -58,7 +58,8 @@ def visible_items(user: Any) -> QuerySet[InboxItem]:
         return items
     # ``agent_id = ANY(ARRAY(subquery))``: PostgreSQL plans the visible agents once (an InitPlan).
     mine = Q(routed_team__isnull=True, agent_id__anyof=visible_agents(user).values("pk"))
-    return items.filter(mine | Q(routed_team__in=user.groups.all()))
+    # Both sides are checked inside the list's tab indexes (agent and routed team beside the key).
+    return items.filter(mine | Q(routed_team_id__anyof=user.groups.values("pk")))
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:

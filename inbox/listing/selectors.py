@@ -440,7 +440,8 @@ def neighbours_in_list(*, user, filters: ListFilters, item: InboxItem) -> tuple[
     approver came from; its Decided or Expired tab counts as the Open one, since only open items are worked).
     The next one wraps around to the first, so the end of the list still leads somewhere while work remains."""
     worked = replace(filters, tab=filters.tab if filters.tab in ("open", "mine") else "open", page=1)
-    rows = list_rows(user=user, filters=worked).exclude(pk=item.pk).select_related(None).only("pk", "expires_at")
+    # Only ids: with_truth's per-row subqueries (list_rows) made PostgreSQL hash every open item for one row.
+    rows = _tab_rows(user=user, filters=worked).exclude(pk=item.pk).only("pk", "expires_at")
     ordered = SORT_ORDERS[worked.effective_sort]
     after = _after_in_order(ordered, item)
     rows = rows.order_by(*ordered)

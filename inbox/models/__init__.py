@@ -213,22 +213,31 @@ class InboxItem(models.Model):
         constraints = [models.UniqueConstraint(fields=["run", "interrupt_id"], name="item_unique_per_run")]
         indexes = [
             # The list's tabs, each read in its own order from an index that holds only that tab's rows, with the
-            # agent beside the key so that a team approver's agent filter is checked in the index. Text search
-            # reads ItemSearchText.
+            # agent and the routed team beside the key so that a team approver's visibility (``visible_items``:
+            # their agents' unrouted items, or items routed to their teams) is checked in the index: an index-only
+            # scan. Text search reads ItemSearchText.
             models.Index(
-                fields=["expires_at", "id", "agent"], condition=models.Q(status="open"), name="item_open_expires"
+                fields=["expires_at", "id", "agent", "routed_team"],
+                condition=models.Q(status="open"),
+                name="item_open_expires",
             ),
-            models.Index(fields=["id", "agent"], condition=models.Q(status="open"), name="item_open_newest"),
             models.Index(
-                fields=["id", "agent"],
+                fields=["id", "agent", "routed_team"], condition=models.Q(status="open"), name="item_open_newest"
+            ),
+            models.Index(
+                fields=["id", "agent", "routed_team"],
                 condition=models.Q(status__in=["resolved", "cancelled"]),
                 name="item_decided_newest",
             ),
-            models.Index(fields=["id", "agent"], condition=models.Q(status="expired"), name="item_expired_newest"),
+            models.Index(
+                fields=["id", "agent", "routed_team"], condition=models.Q(status="expired"), name="item_expired_newest"
+            ),
             # The reasons of open items for the list's filter, read by skipping through this index.
-            models.Index(fields=["reason", "agent"], condition=models.Q(status="open"), name="item_open_reason"),
+            models.Index(
+                fields=["reason", "agent", "routed_team"], condition=models.Q(status="open"), name="item_open_reason"
+            ),
             # The reason filter's tab counts.
-            models.Index(fields=["reason", "status", "agent"], name="item_reason_status"),
+            models.Index(fields=["reason", "status", "agent", "routed_team"], name="item_reason_status"),
             # Decided items by expiry: the sweep finds open siblings of a lapsed decided item through it.
             models.Index(
                 fields=["expires_at"],
