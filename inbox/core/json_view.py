@@ -45,6 +45,21 @@ def in_key_order(value: Any, text: Any, *, max_depth: int) -> Any:
     return parsed if _same(parsed, value) else value
 
 
+def in_schema_order(value: Any, schema: Any) -> Any:
+    """``value`` (an answer) with its object keys in the order ``schema``'s ``properties`` declare them, however
+    deep (``items`` for arrays); keys the schema does not name follow in their own order."""
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, dict):
+        declared = schema.get("properties")
+        properties: dict = declared if isinstance(declared, dict) else {}
+        names = [name for name in properties if name in value] + [name for name in value if name not in properties]
+        return {name: in_schema_order(value[name], properties.get(name)) for name in names}
+    if isinstance(value, list):
+        return [in_schema_order(entry, schema.get("items")) for entry in value]
+    return value
+
+
 # --- the diff -------------------------------------------------------------------------------------------
 
 

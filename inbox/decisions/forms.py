@@ -184,7 +184,7 @@ def _renderable(schema: Any) -> bool:
 
 def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[dict] | None = None) -> DecisionUI:
     """The controls for ``item``; after a refused POST, prefilled with what was sent and its errors."""
-    schema = item.response_schema
+    schema = item.schema_in_agent_order
     effective = default_schema_for(item)
     if effective is None:
         # No schema at all: input_required gets the JSON editor, an unknown reason a plain yes/no.

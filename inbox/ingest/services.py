@@ -3,6 +3,7 @@ its AuditEvents there, and queues Celery tasks and live pushes with ``transactio
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -177,6 +178,11 @@ def _run_ingest_once(
                 message=interrupt.message,
                 tool_call_id=interrupt.tool_call_id,
                 response_schema=interrupt.response_schema,
+                response_schema_text=(
+                    json.dumps(interrupt.response_schema, ensure_ascii=False)
+                    if interrupt.response_schema is not None
+                    else ""
+                ),
                 expires_at=expires_at,
                 expires_at_defaulted=defaulted,
                 metadata=interrupt.metadata,

@@ -17,6 +17,8 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.core.fields import RowsJSONField
+from inbox.core.json_view import in_key_order, in_schema_order
+from inbox.limits import MAX_JSON_DEPTH
 
 
 def is_denial(payload: Any) -> bool:
@@ -167,6 +169,9 @@ class InboxItem(models.Model):
     message = models.TextField(blank=True)
     tool_call_id = models.CharField(max_length=255, blank=True)
     response_schema = RowsJSONField(null=True, blank=True)
+    # The schema's JSON as the agent wrote it: PostgreSQL's jsonb keeps keys in its own order (shortest first),
+    # and a form must ask its fields in the agent's order (``schema_in_agent_order``).
+    response_schema_text = models.TextField(blank=True, default="")
     expires_at = models.DateTimeField()
     # True when expires_at came from the agent's default TTL rather than the interrupt.
     expires_at_defaulted = models.BooleanField(default=False)
@@ -270,6 +275,16 @@ class InboxItem(models.Model):
     def outcome_label(self) -> str:
         """The outcome in words ("Denied"), or the status ("Open") while there is none."""
         return self.get_outcome_display() if self.outcome else self.get_status_display()
+
+    @property
+    def schema_in_agent_order(self) -> Any:
+        """``response_schema`` with the key order of ``response_schema_text`` (as the agent sent it)."""
+        return in_key_order(self.response_schema, self.response_schema_text, max_depth=MAX_JSON_DEPTH)
+
+    @property
+    def answer_in_form_order(self) -> Any:
+        """The stored answer with its fields in the order the form asked them."""
+        return in_schema_order(self.response_payload, self.schema_in_agent_order)
 
     @property
     def outcome_key(self) -> str:
