@@ -32,8 +32,12 @@ MAX_ID_LENGTH = 255  # characters of threadId, runId, parentRunId, an interrupt'
 MAX_POLICY_SCHEMA_BYTES = 16 * 1024  # serialized size of an auto-decision policy's match schema
 MAX_POLICY_SCHEMA_DEPTH = 32  # nesting of that schema
 MAX_POLICY_PATTERN = 200  # characters of one pattern in it (matched with RE2)
-# Tab counts on the inbox list stop counting here and show "10,000+": a page never counts a million rows.
+# The inbox list's current tab stops counting here and shows "10,000+" (its pager stops there too): a page
+# never counts a million rows.
 LIST_COUNT_LIMIT = 10_000
+# The other tabs' badges stop at this ("1,000+"): what they say is "a lot", and counting to ten thousand for
+# each of them was most of the list's SQL at a million items.
+LIST_BADGE_COUNT_LIMIT = 1_000
 # A text search on the inbox list shows the newest this many matches (a term matching more is too vague to
 # page through; the tab counts read "10,000+" then).
 LIST_SEARCH_LIMIT = 10_000

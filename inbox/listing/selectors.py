@@ -23,7 +23,7 @@ from inbox.access import locked_by_claim, overrides_claim, visible_agents, visib
 from inbox.core.paging import AtLeast, distinct_values
 from inbox.decisions.forms import DecisionInputError, run_choice_payload
 from inbox.decisions.services import is_requester, needs_form_input
-from inbox.limits import LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT
+from inbox.limits import LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT
 from inbox.models import InboxItem, ItemSearchText, Resume, Run
 from inbox.resumes.services import build_resume_input
 
@@ -274,42 +274,46 @@ def _search(user, q: str) -> Q:
     return Q(pk__anyof=matches.order_by("-item_id").values("item_id")[:LIST_SEARCH_LIMIT])
 
 
-def _bounded_count_sql(querysets: list[QuerySet], bound: int) -> tuple[str, list]:
-    """One statement of scalar subqueries, each counting its queryset's rows up to ``bound + 1``."""
+def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list]:
+    """One statement of scalar subqueries, each counting its queryset's rows up to its bound + 1."""
     parts, params = [], []
-    for queryset in querysets:
+    for queryset, bound in querysets:
         sql, inner = queryset.order_by().values("pk")[: bound + 1].query.sql_with_params()
         parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS bounded)")
         params.extend(inner)
     return "SELECT " + ", ".join(parts), params
 
 
+TABS = ("open", "mine", "decided", "expired", "all")
+
+
 def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
     """Items per tab under the current filters, in one query of one bounded subquery per tab.
 
-    Each subquery stops after ``LIST_COUNT_LIMIT`` rows (read from the index that serves the tab), so the
-    cost does not grow with the history: past the bound a tab reads "10,000+" (an ``AtLeast``), and the
-    paginator stops there too."""
+    Each subquery stops after its bound (read from the index that serves the tab), so the cost does not grow
+    with the history: the current tab counts up to ``LIST_COUNT_LIMIT`` (its pager needs the number; past it
+    the tab reads "10,000+" and the pager stops there), the others' badges up to ``LIST_BADGE_COUNT_LIMIT``
+    ("1,000+")."""
     base = _filtered(user, filters)
     if base.query.is_empty():  # nobody logged in
-        return dict.fromkeys(("open", "mine", "decided", "expired", "all"), 0)
+        return dict.fromkeys(TABS, 0)
     if filters.q:
         return _search_counts(user=user, matches=base)
-    querysets = [
-        base.filter(_TAB_FILTERS["open"]),
-        base.filter(_TAB_FILTERS["mine"], claimed_by=user.pk),
-        base.filter(_TAB_FILTERS["decided"]),
-        base.filter(_TAB_FILTERS["expired"]),
-        base,
-    ]
-    sql, params = _bounded_count_sql(querysets, LIST_COUNT_LIMIT)
+    querysets = {
+        "open": base.filter(_TAB_FILTERS["open"]),
+        "mine": base.filter(_TAB_FILTERS["mine"], claimed_by=user.pk),
+        "decided": base.filter(_TAB_FILTERS["decided"]),
+        "expired": base.filter(_TAB_FILTERS["expired"]),
+        "all": base,
+    }
+    bounds = {
+        tab: LIST_COUNT_LIMIT if tab == filters.tab else min(LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT) for tab in TABS
+    }
+    sql, params = _bounded_count_sql([(querysets[tab], bounds[tab]) for tab in TABS])
     with connections[base.db].cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
-    return {
-        tab: AtLeast(LIST_COUNT_LIMIT) if n > LIST_COUNT_LIMIT else n
-        for tab, n in zip(("open", "mine", "decided", "expired", "all"), row, strict=True)
-    }
+    return {tab: AtLeast(bounds[tab]) if n > bounds[tab] else n for tab, n in zip(TABS, row, strict=True)}
 
 
 def _search_counts(*, user, matches: QuerySet[InboxItem]) -> dict[str, int]:

@@ -301,6 +301,24 @@ def test_tab_counts_stop_at_their_bound_and_say_so(client, alice, posted, monkey
     assert 'data-count="all">4+</span>' in searched
 
 
+def test_the_other_tabs_badges_stop_sooner_than_the_tab_on_screen(client, alice, posted, monkeypatch):
+    monkeypatch.setattr("inbox.listing.selectors.LIST_COUNT_LIMIT", 6)
+    monkeypatch.setattr("inbox.listing.selectors.LIST_BADGE_COUNT_LIMIT", 3)
+    posted(
+        interrupt_run(
+            "t-badge",
+            "r-badge",
+            [{"id": f"c-{n}", "reason": "confirmation", "message": f"question {n}"} for n in range(5)],
+        )
+    )
+    client.force_login(alice)
+    on_open = client.get("/inbox/").content.decode()
+    assert 'data-count="open">5</span>' in on_open  # the tab on screen: exact up to 6
+    assert 'data-count="all">3+</span>' in on_open  # a badge: up to 3
+    on_all = client.get("/inbox/?tab=all").content.decode()
+    assert 'data-count="all">5</span>' in on_all and 'data-count="open">3+</span>' in on_all
+
+
 def test_text_search_finds_items_by_message_tool_name_and_thread_id_within_the_viewers_teams(
     client, alice, posted, make_agent
 ):
