@@ -171,7 +171,7 @@ class InboxItem(models.Model):
     response_schema = RowsJSONField(null=True, blank=True)
     # The schema's JSON as the agent wrote it: PostgreSQL's jsonb keeps keys in its own order (shortest first),
     # and a form must ask its fields in the agent's order (``schema_in_agent_order``).
-    response_schema_text = models.TextField(blank=True, default="")
+    response_schema_text = models.TextField(blank=True, default="", db_default="")
     expires_at = models.DateTimeField()
     # True when expires_at came from the agent's default TTL rather than the interrupt.
     expires_at_defaulted = models.BooleanField(default=False)
