@@ -21,7 +21,8 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from agents.models import Agent
-from tests.factories import PASSWORD, AgentFactory, TeamFactory, UserFactory
+from tests.factories import PASSWORD, AgentFactory, TeamFactory, UserFactory  # noqa: F401  (PASSWORD: imported from here by tests)
+from tests.helpers.browser import sign_in
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -332,14 +333,7 @@ def login(browser, live_asgi) -> Callable[..., object]:
     def open_as(user: User):
         context = browser.new_context(base_url=live_asgi, viewport={"width": 1360, "height": 900})
         contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        page.goto("/accounts/login/")
-        page.fill("input[name=username]", user.get_username())
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit], input[type=submit]")
-        page.wait_for_url(lambda url: "/accounts/login/" not in url)
-        return page
+        return sign_in(context, user)
 
     yield open_as
     for context in contexts:

@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from inbox.core import safe_json
-from inbox.core.json_view import DiffLine, args_diff, in_key_order, show
+from inbox.core import json_view, safe_json
+from inbox.core.json_view import DiffLine, args_diff, show
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import Decision, InboxItem, Resume, Run
 
@@ -60,9 +60,8 @@ class Trail:
 
 
 def proposal_args(proposal: dict | None) -> Any:
-    """A tool call's parsed arguments with the key order of its ``argsText`` (jsonb keeps its own order)."""
-    proposal = proposal or {}
-    return in_key_order(proposal.get("args"), proposal.get("argsText"), max_depth=MAX_JSON_DEPTH)
+    """A tool call's parsed arguments in the order the agent wrote them (``core.json_view.proposal_args``)."""
+    return json_view.proposal_args(proposal, max_depth=MAX_JSON_DEPTH)
 
 
 def _resume_of(run: Run) -> Resume | None:

@@ -45,6 +45,12 @@ def in_key_order(value: Any, text: Any, *, max_depth: int) -> Any:
     return parsed if _same(parsed, value) else value
 
 
+def proposal_args(proposal: dict | None, *, max_depth: int) -> Any:
+    """A tool call's parsed arguments with the key order of its ``argsText`` (jsonb keeps its own order)."""
+    proposal = proposal or {}
+    return in_key_order(proposal.get("args"), proposal.get("argsText"), max_depth=max_depth)
+
+
 def in_schema_order(value: Any, schema: Any) -> Any:
     """``value`` (an answer) with its object keys in the order ``schema``'s ``properties`` declare them, however
     deep (``items`` for arrays); keys the schema does not name follow in their own order."""

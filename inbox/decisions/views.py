@@ -10,11 +10,11 @@ from django.views.decorators.http import require_POST
 
 from inbox import access
 from inbox.core.errors import ApplicationError
-from inbox.core.json_view import args_diff, in_key_order
+from inbox.core.json_view import args_diff
 from inbox.decisions import forms
 from inbox.decisions import services as decisions
 from inbox.decisions.services import BULK_ACTIONS, decision_submit
-from inbox.limits import MAX_DB_ID, MAX_JSON_DEPTH
+from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters
 from inbox.listing.views import (
@@ -68,7 +68,7 @@ def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
     proposal, field by field and word by word — the diff the decided item and the tool-call trail show.
     POST for the size of the arguments; nothing is stored. Text that is not (yet) JSON says so, as a 200."""
     item = _item_or_404(request, pk)
-    proposal = item.tool_call or (item.run.tool_call(item.tool_call_id) if item.tool_call_id else None)
+    proposal = item.proposal
     context: dict = {"diff": None, "problem": ""}
     if not proposal or proposal.get("args") is None:
         context["problem"] = "The proposal's arguments are unknown, so there is nothing to compare with."
@@ -78,8 +78,7 @@ def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
         except forms.DecisionInputError as error:
             context["problem"] = f"Not valid JSON yet: {error.message}"
         else:
-            proposed = in_key_order(proposal.get("args"), proposal.get("argsText"), max_depth=MAX_JSON_DEPTH)
-            diff = args_diff(proposed, edited)
+            diff = args_diff(item.proposed_args, edited)
             context["diff"] = diff if any(line.change != "same" for line in diff) else None
             context["problem"] = "" if context["diff"] else "No changes: identical to the proposal."
     return render(request, "inbox/_edit_diff.html", context)

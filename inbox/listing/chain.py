@@ -36,8 +36,9 @@ def follow_up(*, user: Any, run_id: int, resumed_run_id: int | None = None) -> I
     )
 
 
-def follow_up_count(item: InboxItem | None) -> int:
-    """How many interrupts the follow-up run asks (the link says "1 of 3" when it is more than one)."""
-    if item is None:
-        return 0
-    return InboxItem.objects.filter(run_id=item.run_id, status=InboxItem.Status.OPEN).count()
+def follow_up_context(*, user: Any, run_id: int, resumed_run_id: int | None = None) -> dict[str, Any]:
+    """What ``_follow_up.html`` draws: ``follow_up`` and ``follow_up_count``, how many interrupts the follow-up
+    run asks (the link says "1 of 3" when it is more than one)."""
+    item = follow_up(user=user, run_id=run_id, resumed_run_id=resumed_run_id)
+    count = 0 if item is None else InboxItem.objects.filter(run_id=item.run_id, status=InboxItem.Status.OPEN).count()
+    return {"follow_up": item, "follow_up_count": count}

@@ -177,11 +177,10 @@ def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
     reached right after deciding (``?after=<run pk>``) watches that run's resume for it, and with "Then go to
     the next open item" on goes there as soon as it arrives."""
     after = database_id(request.GET.get("after"))
-    own = None if item.is_open else chain.follow_up(user=request.user, run_id=item.run_id)
+    own = {} if item.is_open else chain.follow_up_context(user=request.user, run_id=item.run_id)
     earlier = chain.follow_up(user=request.user, run_id=after) if after and after != item.run_id else None
     return {
-        "follow_up": own,
-        "follow_up_count": chain.follow_up_count(own),
+        **own,
         "chain_after": after,
         "chain_notice": earlier if earlier is not None and earlier.pk != item.pk else None,
         # Followed at once only on the page reached by deciding, never when a decided item is revisited.
@@ -249,14 +248,11 @@ def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) ->
         else None
     )
     resumed_run = resume.resumed_run if resume is not None and resume.resumed_run_id else None
-    follow_up = (
-        chain.follow_up(user=user, run_id=run.pk, resumed_run_id=resumed_run.pk) if resumed_run is not None else None
-    )
+    following = chain.follow_up_context(user=user, run_id=run.pk, resumed_run_id=resumed_run.pk) if resumed_run else {}
     return {
         "resume": resume,
         "resumed_run": resumed_run,
-        "follow_up": follow_up,
-        "follow_up_count": chain.follow_up_count(follow_up),
+        **following,
         "unfiled_results": page_selectors.unfiled_results(resumed_run=resumed_run, items=items),
         "decided_count": decided,
         "open_count": sum(1 for item in items if item.is_open),

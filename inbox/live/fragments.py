@@ -217,8 +217,7 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
     else:
         # The outcome (in the open page's placeholder, above its locked form, when it was decided elsewhere), its
         # delivery, the tool result and the follow-up, as they change.
-        context["follow_up"] = chain.follow_up(user=user, run_id=item.run_id)
-        context["follow_up_count"] = chain.follow_up_count(context["follow_up"])
+        context.update(chain.follow_up_context(user=user, run_id=item.run_id))
         names.append("inbox/_item_outcome.html")
     if full or any(event == "comment.added" and p.get("item") == item.pk for event, p in relevant):
         names.append("inbox/_comment_list.html")

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.core.fields import RowsJSONField
-from inbox.core.json_view import in_key_order, in_schema_order
+from inbox.core.json_view import in_key_order, in_schema_order, proposal_args
 from inbox.limits import MAX_JSON_DEPTH
 
 
@@ -275,6 +275,16 @@ class InboxItem(models.Model):
     def outcome_label(self) -> str:
         """The outcome in words ("Denied"), or the status ("Open") while there is none."""
         return self.get_outcome_display() if self.outcome else self.get_status_display()
+
+    @property
+    def proposal(self) -> dict | None:
+        """The tool call the item asks about: its own copy, else the one its run recorded."""
+        return self.tool_call or (self.run.tool_call(self.tool_call_id) if self.tool_call_id else None)
+
+    @property
+    def proposed_args(self) -> Any:
+        """The proposal's arguments in the order the agent wrote them (None when the proposal is unknown)."""
+        return proposal_args(self.proposal, max_depth=MAX_JSON_DEPTH)
 
     @property
     def schema_in_agent_order(self) -> Any:

@@ -10,7 +10,6 @@ from typing import Any
 from django import template
 from django.utils import dateformat, timezone
 
-from inbox.audit.trail import proposal_args as trail_proposal_args
 from inbox.core.json_view import DiffLine, args_diff, edit_count, field_rows
 from inbox.decisions.forms import TEXT_ANSWER_KEY, jsonform_can_render, offers_text_answer
 from inbox.limits import FIELD_LIST_ROWS
@@ -22,15 +21,10 @@ MAX_INDENT = 6  # deeper fields are drawn at this indent (the depth is still in 
 REASON_PREVIEW = 240  # characters of a denial's reason in the history sentence; the rest is under Details
 
 
-def _proposal(item: InboxItem) -> dict | None:
-    """The tool call the item asks about: its own copy, else the one its run recorded."""
-    return item.tool_call or (item.run.tool_call(item.tool_call_id) if item.tool_call_id else None)
-
-
 @register.filter
 def proposal(item: Any) -> dict | None:
     """The tool call the item asks about ({"id", "name", "args", "argsText"}), or None when the run has none."""
-    return _proposal(item) if isinstance(item, InboxItem) else None
+    return item.proposal if isinstance(item, InboxItem) else None
 
 
 @register.filter
@@ -38,7 +32,7 @@ def proposal_args(item: Any) -> Any:
     """The proposed arguments in the order the agent wrote them."""
     if not isinstance(item, InboxItem):
         return None
-    return trail_proposal_args(_proposal(item))
+    return item.proposed_args
 
 
 @register.simple_tag
@@ -66,10 +60,10 @@ def outcome_diff(item: Any) -> list[DiffLine] | None:
     if not isinstance(item, InboxItem) or item.status != InboxItem.Status.RESOLVED:
         return None
     edited = _edited_args(item.response_payload)
-    proposal = _proposal(item)
+    proposal = item.proposal
     if edited is None or proposal is None or proposal.get("args") is None:
         return None
-    return args_diff(trail_proposal_args(proposal), edited)
+    return args_diff(item.proposed_args, edited)
 
 
 @register.filter
@@ -167,9 +161,9 @@ def item_history(item: Any, decisions: Any) -> list[HistoryEntry]:
     when no decision ended it ("Expired at …, no one decided")."""
     if not isinstance(item, InboxItem):
         return []
-    proposal_record = _proposal(item)
+    proposal_record = item.proposal
     known = proposal_record is not None and proposal_record.get("args") is not None
-    proposal = trail_proposal_args(proposal_record) if known else None
+    proposal = item.proposed_args if known else None
     required = item.required_approvals
     entries, approvals = [], 0
     for decision in decisions or []:

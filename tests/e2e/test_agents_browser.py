@@ -15,9 +15,9 @@ from playwright.sync_api import expect
 
 from agents.models import Agent
 from inbox.models import AuditEvent
-from tests.conftest import PASSWORD
 from tests.e2e.conftest import shot
 from tests.factories import TeamFactory
+from tests.helpers.browser import sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -37,14 +37,7 @@ def open_as(browser, live_asgi):
     def open_page(user, size: str = "wide", scheme: str = "light"):
         context = browser.new_context(base_url=live_asgi, viewport=SIZES[size], color_scheme=scheme)
         contexts.append(context)
-        page = context.new_page()
-        page.set_default_timeout(10_000)
-        page.goto("/accounts/login/")
-        page.fill("input[name=username]", user.get_username())
-        page.fill("input[name=password]", PASSWORD)
-        page.click("button[type=submit]")
-        page.wait_for_url(lambda url: "/accounts/login/" not in url)
-        return page
+        return sign_in(context, user)
 
     yield open_page
     for context in contexts:

@@ -17,8 +17,9 @@ from playwright.sync_api import expect
 
 from inbox.decisions.services import decision_submit
 from inbox.models import Decision, InboxItem
-from tests.conftest import PASSWORD, spec_example
+from tests.conftest import spec_example
 from tests.e2e.conftest import off_loop, shot
+from tests.helpers.browser import sign_in
 
 pytestmark = pytest.mark.browser
 
@@ -300,7 +301,7 @@ def test_the_forms_buttons_say_what_they_do_and_list_entries_have_names(login, a
 def test_the_forms_inputs_use_the_panels_width(browser, live_asgi, alice, post_run, size):
     item = post_run(nested_form()).items.get()
     context = browser.new_context(base_url=live_asgi, viewport=SIZES[size])
-    page = _logged_in(context, alice)
+    page = sign_in(context, alice)
     page.goto(item.get_absolute_url())
     form = page.locator("[data-schema-form]")
     form.get_by_role("button", name="Add an entry to Tags").click()
@@ -318,17 +319,6 @@ def test_the_forms_inputs_use_the_panels_width(browser, live_asgi, alice, post_r
 
 
 # --- the states above, at every size and scheme: axe-core and screenshots ------------------------------------
-
-
-def _logged_in(context, user):
-    page = context.new_page()
-    page.set_default_timeout(10_000)
-    page.goto("/accounts/login/")
-    page.fill("input[name=username]", user.get_username())
-    page.fill("input[name=password]", PASSWORD)
-    page.click("button[type=submit], input[type=submit]")
-    page.wait_for_url(lambda url: "/accounts/login/" not in url)
-    return page
 
 
 def _serious(axe, page) -> list[tuple[str, str]]:
@@ -360,7 +350,7 @@ def test_axe_finds_nothing_serious_on_the_item_pages_states(browser, live_asgi, 
     axe, found = Axe(), {}
     for size, viewport in SIZES.items():
         context = browser.new_context(base_url=live_asgi, viewport=viewport, color_scheme=scheme)
-        page = _logged_in(context, bob)
+        page = sign_in(context, bob)
         page.goto(proposal.get_absolute_url())
         page.locator("summary", has_text="Show JSON").click()
         found[f"{size}-tool-call-open"] = _serious(axe, page)
