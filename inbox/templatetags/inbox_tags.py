@@ -295,27 +295,6 @@ def outcome_label(key: str) -> str:
     return dict(InboxItem.Outcome.choices).get(key, key)
 
 
-@register.filter
-def decision_words(decision: Any) -> str:
-    """One vote as the rest of a sentence after its author: "approved", "approved with 2 edits", "denied",
-    "answered", "cancelled the interrupt"."""
-    payload = getattr(decision, "payload", None)
-    if getattr(decision, "status", "") == "cancelled":
-        return "cancelled the interrupt"
-    outcome = outcome_of("resolved", payload)
-    if outcome == "approved_with_edits":
-        edited = payload.get("editedArgs") if isinstance(payload, dict) else None
-        proposal = (getattr(getattr(decision, "item", None), "tool_call", None) or {}).get("args")
-        if isinstance(edited, dict) and isinstance(proposal, dict):
-            changed = sum(1 for key in set(edited) | set(proposal) if edited.get(key) != proposal.get(key))
-            return f"approved with {changed} edit{'s' if changed != 1 else ''}"
-        return "approved with edits"
-    words = {"approved": "approved", "denied": "denied", "answered": "answered"}[outcome]
-    if not getattr(decision, "final", True) and outcome == "approved":
-        words += " (a quorum vote)"
-    return words
-
-
 @register.simple_tag
 def live_socket_path() -> str:
     """Where pages open their websocket (inbox.live.routing)."""
