@@ -22,10 +22,13 @@ run: $(STAMP)
 	PORT=$(PORT) DEBUG=$${DEBUG:-1} $(PY) -m config.launcher
 
 ## make test: the whole suite. Its own SQLite and embedded Redis live under var/test.
-## Exit 5 (no tests collected) is a failure.
+## Exit 5 (no tests collected) is a failure. TEST_PROCESSES pytest-xdist processes share the tests out (most of a
+## test's time is spent waiting on a browser, a server or a worker, so more processes than cores pay off);
+## TEST_PROCESSES=0 runs them all in this one process.
+TEST_PROCESSES ?= 4
 test: $(STAMP)
 	@mkdir -p $(TEST_VAR)
-	@set +e; INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest $(PYTEST_ARGS); rc=$$?; \
+	@set +e; INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest -n $(TEST_PROCESSES) --dist worksteal $(PYTEST_ARGS); rc=$$?; \
 	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 

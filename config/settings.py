@@ -130,13 +130,18 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "inbox")
+# `make test` runs the suite on several pytest-xdist processes sharing one Redis: each gets its own Celery queue,
+# channel-layer prefix and throttle keys (and the workers and servers it starts inherit them), so one process's
+# purge or throttle reset never touches another's.
+_TEST_PROCESS = f"-{worker}" if (worker := env_str("PYTEST_XDIST_WORKER")) else ""
+CHANNELS_PREFIX = env_str("CHANNELS_PREFIX", "inbox") + _TEST_PROCESS
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "inbox") + _TEST_PROCESS
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": env_str("CHANNELS_PREFIX", "inbox")},
+        "CONFIG": {"hosts": [REDIS_URL], "prefix": CHANNELS_PREFIX},
     }
 }
 
@@ -306,7 +311,7 @@ CACHES = {
     "throttle": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
-        "KEY_PREFIX": env_str("CHANNELS_PREFIX", "inbox") + "-throttle",
+        "KEY_PREFIX": CHANNELS_PREFIX + "-throttle",
     },
 }
 
