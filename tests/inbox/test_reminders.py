@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth.models import User
 from django.db import connection
+from django.utils import timezone
 
 from inbox.expiry.reminders import reminders_send
 from inbox.models import AuditEvent, InboxItem, NotificationPreference
@@ -89,7 +90,11 @@ def test_an_approver_who_turned_email_off_gets_no_reminder_email(remind, stored_
 @pytest.mark.django_db(transaction=True)
 def test_two_workers_sending_reminders_at_once_send_each_reminder_once(agent, ingest, alice, bob, mailoutbox):
     for n in range(5):
-        response = ingest(agent, interrupted(f"t-{n}", f"r-{n}", 5))
+        body = interrupted(f"t-{n}", f"r-{n}", 5)
+        # No frozen clock here (real threads): the interrupt expires 5 minutes from now, not from conftest's NOW,
+        # which the real clock passes.
+        body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(minutes=5)).isoformat()
+        response = ingest(agent, body)
         assert response.status_code == 201
     # Real threads, real time: every item expires 5 minutes after it was posted, and both workers look
     # at the moment of posting, so all five are within the lead time for both.
