@@ -135,7 +135,7 @@ def test_the_list_is_cards_and_the_decision_comes_first_on_a_phone(browser, live
     context, page = _login(browser, live_asgi, staff, SIZES["phone"], "light")
     page.goto(pages["inbox"])
     row = page.locator("tr[data-item-row]").first
-    assert row.evaluate("el => getComputedStyle(el).display") == "grid"
+    expect(row).to_have_css("display", "grid")  # waits out a live re-render of the rows
     page.goto(pages["item-confirmation"])
     decision = page.locator(".decision-card").bounding_box()
     conversation = page.get_by_role("heading", name="Conversation").bounding_box()
