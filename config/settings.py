@@ -133,7 +133,7 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # `make test` runs the suite on several pytest-xdist processes sharing one Redis: each gets its own Celery queue,
 # channel-layer prefix and throttle keys (and the workers and servers it starts inherit them), so one process's
 # purge or throttle reset never touches another's.
-_TEST_PROCESS = f"-{worker}" if (worker := env_str("PYTEST_XDIST_WORKER")) else ""
+_TEST_PROCESS = "-" + env_str("PYTEST_XDIST_WORKER") if env_str("PYTEST_XDIST_WORKER") else ""
 CHANNELS_PREFIX = env_str("CHANNELS_PREFIX", "inbox") + _TEST_PROCESS
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "inbox") + _TEST_PROCESS
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

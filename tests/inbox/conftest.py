@@ -39,13 +39,14 @@ def quarterly_filing() -> dict:
     return body
 
 
-def interrupted(thread: str, run: str, *expires_in_minutes: float | None) -> dict:
-    """A RUN_FINISHED with one confirmation interrupt per given lifetime (None: the agent's default TTL)."""
+def interrupted(thread: str, run: str, *expires_in_minutes: float | None, since: datetime = NOW) -> dict:
+    """A RUN_FINISHED with one confirmation interrupt per given lifetime (None: the agent's default TTL), counted
+    from ``since``: the frozen clock's NOW, or the real clock's now for a test that does not freeze it."""
     interrupts = []
     for index, minutes in enumerate(expires_in_minutes, start=1):
         interrupt = {"id": f"{run}-i{index}", "reason": "confirmation", "message": f"Proceed with step {index}?"}
         if minutes is not None:
-            interrupt["expiresAt"] = (NOW + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
+            interrupt["expiresAt"] = (since + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
         interrupts.append(interrupt)
     return {
         "type": "RUN_FINISHED",
