@@ -290,11 +290,16 @@ def expire_sweep(*, now: datetime | None = None) -> int:
     return len(rows) + siblings
 
 
-def run_expiry_summary(run: Run) -> str | None:
-    """A plain sentence for the run page: why this run can no longer be resumed, or None."""
-    items = list(run.items.order_by("expires_at", "position"))
+_UNREAD: Any = object()
+
+
+def run_expiry_summary(run: Run, *, items: list[InboxItem] | None = None, resume: Any = _UNREAD) -> str | None:
+    """A plain sentence for the run page: why this run can no longer be resumed, or None. ``items`` (all of
+    the run's) and ``resume`` (the run's, or None) spare the queries when the page has read them already."""
+    items = sorted(run.items.all() if items is None else items, key=lambda item: (item.expires_at, item.position))
     expired = [item for item in items if item.status == InboxItem.Status.EXPIRED]
-    resume = Resume.objects.filter(run=run).first()
+    if resume is _UNREAD:
+        resume = Resume.objects.filter(run=run).first()
     resume_expired = resume is not None and resume.state == Resume.State.EXPIRED
     if not expired and not resume_expired:
         return None

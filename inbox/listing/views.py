@@ -149,7 +149,7 @@ def _decision_words(item: InboxItem) -> str:
 def _item_page(
     request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200, extra: dict | None = None
 ) -> HttpResponse:
-    siblings = page_selectors.run_items(item.run)
+    siblings = page_selectors.item_siblings(item)
     errors = forms.field_errors(getattr(error, "errors", []) or [])
     decided = sum(1 for sibling in siblings if sibling.is_decided)
     decisions = list(item.decisions.select_related("user"))
@@ -240,7 +240,7 @@ def _run_row(item: InboxItem, post, user, position: int) -> dict[str, Any]:
 def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) -> dict[str, Any]:
     """The run page's live part: the resume's state, or the preview of the ``RunAgentInput`` with the choices
     made so far in the form (``choices``: the form's ``decision-<pk>`` values)."""
-    resume = _resume_of(run)
+    resume = page_selectors.resume_of(run)
     decided = sum(1 for item in items if item.is_decided)
     preview = (
         page_selectors.resume_preview(run=run, items=items, user=user, choices=choices or {})
@@ -260,7 +260,7 @@ def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) ->
         "preview": preview,
         "preview_json": json.dumps(preview["input"], indent=2, ensure_ascii=False) if preview else "",
         "preview_summary": _preview_summary(preview),
-        "expiry_summary": run_expiry_summary(run),
+        "expiry_summary": run_expiry_summary(run, items=items, resume=resume),
     }
 
 
@@ -270,11 +270,6 @@ def _preview_summary(preview: dict | None) -> str:
     if preview["waiting"]:
         return f"{preview['waiting']} still undecided after this: the resume waits for them."
     return "This completes the run: the resume above is sent."
-
-
-def _resume_of(run: Run):
-
-    return Resume.objects.select_related("resumed_run").filter(run=run).first()
 
 
 @login_required

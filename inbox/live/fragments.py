@@ -197,7 +197,7 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
     chained = [(e, p) for e, p in events if e == "resume.state" and view.after and p.get("run") == view.after]
     if not relevant and not chained and not full:
         return Rendered()
-    siblings = page_selectors.run_items(item.run)
+    siblings = page_selectors.item_siblings(item)
     decisions = list(item.decisions.select_related("user"))
     context = {
         "item": item,
