@@ -15,6 +15,9 @@ and ``InboxItem.DECIDED`` / ``InboxItem.is_decided``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -37,7 +40,75 @@ def visible_agents(user: Any) -> QuerySet[Agent]:
         return Agent.objects.none()
     if sees_everything(user):
         return Agent.objects.all()
+    ids = _agent_ids(user)
+    if isinstance(ids, list):
+        return Agent.objects.filter(pk__anyof=ids)
     return Agent.objects.filter(Q(teams__in=user.groups.all())).distinct()
+
+
+# --- one request's answers ---------------------------------------------------------------------------
+# A page asks "which agents and teams are this approver's" in every query it builds (a list page: the tab
+# counts, the rows, the filter options). Within one request (``remembered_per_request``: the middleware, a
+# live render) the answer is read once, as two short id lists the queries then carry as values: no subquery
+# to build and plan again in each statement. Outside one (tasks, the shell, tests calling selectors) every
+# query carries its subquery, so a membership change is seen at once. Nothing outlives the request.
+_REMEMBERED: ContextVar[dict[int, tuple[list[int], list[int]]] | None] = ContextVar("inbox_access_memo", default=None)
+
+
+@contextmanager
+def remembered_per_request() -> Iterator[None]:
+    token = _REMEMBERED.set({})
+    try:
+        yield
+    finally:
+        _REMEMBERED.reset(token)
+
+
+class RememberPerRequest:
+    """Middleware: ``remembered_per_request`` around every request."""
+
+    def __init__(self, get_response: Callable) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request):
+        with remembered_per_request():
+            return self.get_response(request)
+
+
+def _agent_ids(user: Any) -> QuerySet | list[int]:
+    """The ids of the (non-staff) user's visible agents: a list within a request, else a subquery."""
+    memo = _remembered_ids(user)
+    if memo is None:
+        return Agent.objects.filter(Q(teams__in=user.groups.all())).distinct().values("pk")
+    return memo[0]
+
+
+def _team_ids(user: Any) -> QuerySet | list[int]:
+    """The ids of the user's teams: a list within a request, else a subquery."""
+    memo = _remembered_ids(user)
+    if memo is None:
+        return user.groups.values("pk")
+    return memo[1]
+
+
+def _remembered_ids(user: Any) -> tuple[list[int], list[int]] | None:
+    """(agent ids, team ids) of the user, read in one query the first time a request asks; None outside one."""
+    memo = _REMEMBERED.get()
+    if memo is None:
+        return None
+    if user.pk not in memo:
+        pairs = list(user.groups.values_list("pk", "agents"))
+        memo[user.pk] = (
+            sorted({agent for _team, agent in pairs if agent is not None}),
+            sorted({team for team, _agent in pairs}),
+        )
+    return memo[user.pk]
+
+
+def _among(path: str, ids: QuerySet | list[int]) -> Q:
+    """``path`` is one of ``ids`` (``inbox.core.sql.AnyOf``: PostgreSQL sees a list of values either way, so the
+    list's index scans check it inside the index)."""
+    return Q(**{f"{path}__anyof": ids})
 
 
 def _of_visible_agents(user: Any, queryset: QuerySet, agent_path: str = "agent") -> QuerySet:
@@ -45,8 +116,7 @@ def _of_visible_agents(user: Any, queryset: QuerySet, agent_path: str = "agent")
         return queryset.none()
     if sees_everything(user):
         return queryset
-    # ``agent_id = ANY(ARRAY(subquery))``: PostgreSQL plans the visible agents once (an InitPlan).
-    return queryset.filter(**{f"{agent_path}_id__anyof": visible_agents(user).values("pk")})
+    return queryset.filter(_among(f"{agent_path}_id", _agent_ids(user)))
 
 
 def visible_items(user: Any) -> QuerySet[InboxItem]:
@@ -56,10 +126,9 @@ def visible_items(user: Any) -> QuerySet[InboxItem]:
     items = InboxItem.objects.all()
     if sees_everything(user):
         return items
-    # ``agent_id = ANY(ARRAY(subquery))``: PostgreSQL plans the visible agents once (an InitPlan).
-    mine = Q(routed_team__isnull=True, agent_id__anyof=visible_agents(user).values("pk"))
+    mine = Q(routed_team__isnull=True) & _among("agent_id", _agent_ids(user))
     # Both sides are checked inside the list's tab indexes (agent and routed team beside the key).
-    return items.filter(mine | Q(routed_team_id__anyof=user.groups.values("pk")))
+    return items.filter(mine | _among("routed_team_id", _team_ids(user)))
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
@@ -69,8 +138,8 @@ def visible_runs(user: Any) -> QuerySet[Run]:
     runs = Run.objects.all()
     if sees_everything(user):
         return runs
-    routed_here = InboxItem.objects.filter(run=OuterRef("pk"), routed_team__in=user.groups.all())
-    return runs.filter(Q(agent_id__anyof=visible_agents(user).values("pk")) | Exists(routed_here))
+    routed_here = InboxItem.objects.filter(run=OuterRef("pk"), routed_team__in=_team_ids(user))
+    return runs.filter(_among("agent_id", _agent_ids(user)) | Exists(routed_here))
 
 
 def visible_threads(user: Any) -> QuerySet[Thread]:
@@ -83,8 +152,8 @@ def visible_resumes(user: Any) -> QuerySet[Resume]:
         return Resume.objects.none()
     if sees_everything(user):
         return Resume.objects.all()
-    routed_here = InboxItem.objects.filter(run=OuterRef("run_id"), routed_team__in=user.groups.all())
-    return Resume.objects.filter(Q(agent_id__anyof=visible_agents(user).values("pk")) | Exists(routed_here))
+    routed_here = InboxItem.objects.filter(run=OuterRef("run_id"), routed_team__in=_team_ids(user))
+    return Resume.objects.filter(_among("agent_id", _agent_ids(user)) | Exists(routed_here))
 
 
 def routed_teams(run_id: int) -> list[int]:
@@ -99,8 +168,8 @@ def visible_decisions(user: Any) -> QuerySet[Decision]:
         return Decision.objects.none()
     if sees_everything(user):
         return Decision.objects.all()
-    mine = Q(item__routed_team__isnull=True, item__agent_id__anyof=visible_agents(user).values("pk"))
-    return Decision.objects.filter(mine | Q(item__routed_team__in=user.groups.all()))
+    mine = Q(item__routed_team__isnull=True) & _among("item__agent_id", _agent_ids(user))
+    return Decision.objects.filter(mine | _among("item__routed_team_id", _team_ids(user)))
 
 
 def visible_audit_events(user: Any) -> QuerySet[AuditEvent]:

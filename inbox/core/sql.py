@@ -26,17 +26,24 @@ def id_set(ids: Iterable[int]) -> RawSQL:
 
 @Field.register_lookup
 class AnyOf(Lookup):
-    """``field__anyof=<queryset of one column>``: the field's value is among the subquery's rows.
+    """``field__anyof=<queryset of one column>`` or ``field__anyof=[ids]``: the field's value is among them.
 
-    On PostgreSQL it reads ``= ANY(ARRAY(<subquery>))``: the subquery runs once (an InitPlan) and the planner
+    On PostgreSQL a subquery reads ``= ANY(ARRAY(<subquery>))``: it runs once (an InitPlan) and the planner
     sees a plain list of values, so an index on the field serves the condition, OR-ed conditions combine
     their index scans, and MIN or ORDER BY … LIMIT can walk an index; the semi-join that ``__in`` makes
-    hides all of that. Elsewhere it is a plain ``IN``."""
+    hides all of that. A list is one array parameter, ``= ANY(%s)`` (an empty one matches nothing and, unlike
+    ``__in=[]``, still compiles to SQL). Elsewhere both are a plain ``IN``."""
 
     lookup_name = "anyof"
+    prepare_rhs = False
 
     def as_sql(self, compiler, connection) -> tuple[str, tuple[Any, ...]]:
         lhs, lhs_params = self.process_lhs(compiler, connection)
+        if isinstance(self.rhs, list | tuple):
+            values = [int(value) for value in self.rhs]
+            if connection.vendor == "postgresql":
+                return f"{lhs} = ANY(%s::bigint[])", (*lhs_params, values)
+            return f"{lhs} IN ({', '.join(['%s'] * len(values))})", (*lhs_params, *values)
         rhs, rhs_params = self.process_rhs(compiler, connection)
         if not rhs.startswith("("):
             rhs = f"({rhs})"

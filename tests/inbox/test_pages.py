@@ -347,7 +347,8 @@ def test_the_list_page_runs_the_same_number_of_queries_for_a_page_of_fifty_whate
 ):
     client.force_login(alice)
     posted(interrupt_run("t-a", "r-a", [{"id": f"a-{n}", "reason": "confirmation", "message": "a"} for n in range(3)]))
-    with django_assert_num_queries(6):
+    # session, user, the approver's teams and agents (read once per request: inbox.access), and the list's own 4
+    with django_assert_num_queries(7):
         client.get("/inbox/")
 
     # Many more items, several agents and reasons, decided ones with their decider, tool proposals.
@@ -377,7 +378,7 @@ def test_the_list_page_runs_the_same_number_of_queries_for_a_page_of_fifty_whate
     for query in ("", "tab=all", "tab=decided&sort=expires", "tab=all&page=2&reason=tool_call&q=m"):
         response = client.get(f"/inbox/?{query}")
         assert len(response.context["items"]) > 0
-        with django_assert_num_queries(6):
+        with django_assert_num_queries(7):
             response = client.get(f"/inbox/?{query}")
             response.content  # noqa: B018 -- rendering included
 

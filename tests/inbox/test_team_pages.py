@@ -390,7 +390,8 @@ def test_the_list_keeps_a_constant_query_count_for_a_page_of_fifty_on_every_tab_
     )[0]
     first.claimed_by = alice
     first.save(update_fields=["claimed_by"])
-    with django_assert_num_queries(6):
+    # session, user, the approver's teams and agents (read once per request: inbox.access), and the list's own 4
+    with django_assert_num_queries(7):
         client.get("/inbox/?tab=mine")
 
     items = post_items(
@@ -409,7 +410,21 @@ def test_the_list_keeps_a_constant_query_count_for_a_page_of_fifty_on_every_tab_
     for query in ("", "tab=mine", "tab=mine&page=2", "tab=all&sort=newest"):
         response = client.get(f"/inbox/?{query}")
         assert len(response.context["items"]) > 0, query
-        with django_assert_num_queries(6):
+        with django_assert_num_queries(7):
             response = client.get(f"/inbox/?{query}")
             response.content  # noqa: B018 -- rendering included
     assert len(client.get("/inbox/?tab=mine").context["items"]) == 50
+
+
+def test_leaving_the_team_hides_its_items_from_the_next_request_on(email_item, alice):
+    """The approver's teams and agents are read once per request (inbox.access): never kept beyond it."""
+    client = client_for(alice)
+    assert "Send email" in page_of(client, "/inbox/") or email_item.message in page_of(client, "/inbox/")
+    assert client.get(f"/inbox/items/{email_item.pk}/").status_code == 200
+    team = alice.groups.get()
+    alice.groups.remove(team)
+    assert client.get(f"/inbox/items/{email_item.pk}/").status_code == 404
+    assert client.get(f"/inbox/runs/{email_item.run_id}/").status_code == 404
+    assert email_item.message not in page_of(client, "/inbox/?tab=all")
+    alice.groups.add(team)
+    assert client.get(f"/inbox/items/{email_item.pk}/").status_code == 200
