@@ -13,7 +13,7 @@ from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, Decision, InboxItem, Resume
 from inbox.policies.models import Policy, PolicyMatch
 from inbox.policies.selectors import policy_stats
-from inbox.policies.services import policy_create
+from inbox.policies.services import policy_create, policy_update
 from tests.policies.runs import iso, post_tool_run
 
 INTERNAL = {
@@ -267,3 +267,33 @@ def test_editing_a_policy_is_audited_with_the_diff_and_bumps_its_version(staff, 
 
 def test_the_audit_log_json_is_serializable(internal_email):
     assert json.dumps(internal_email.snapshot())
+
+
+def test_each_change_that_alters_an_agents_policies_applies_to_its_very_next_run(ingest, agent, staff):
+    """Each web process keeps the policies it loaded per agent (``policies_for_agent``) until the agent's
+    ``policy_generation`` moves: a new policy, an edit, a disabled one, a team joined or left all apply to the
+    next run, never to one after a delay."""
+
+    def next_status(n: int) -> str:
+        return item(post_tool_run(ingest, agent, f"t{n}", f"r{n}", ("sendEmail", {"to": "ann@ourco.com"})), 0).status
+
+    assert next_status(1) == "open"  # no policy yet, and that empty list is now cached
+    ops = Group.objects.create(name="ops-policies")
+    team_policy = policy_create(
+        user=staff,
+        fields={"name": "Ops approve all", "team": ops, "action": "approve", "mode": "enforce"},
+    )
+    assert next_status(2) == "open"  # the agent is not on that team
+    agent.agent.teams.add(ops)
+    assert next_status(3) == "resolved"  # joined the team: its policy applies
+    policy_update(user=staff, policy_id=team_policy.pk, fields={"action": "deny"})
+    assert next_status(4) == "resolved" and Decision.objects.latest("pk").payload == {"approved": False}
+    policy_update(user=staff, policy_id=team_policy.pk, fields={"enabled": False})
+    assert next_status(5) == "open"
+    policy_update(user=staff, policy_id=team_policy.pk, fields={"enabled": True})
+    assert next_status(6) == "resolved"
+    agent.agent.teams.remove(ops)
+    assert next_status(7) == "open"  # left the team
+    agent.agent.teams.add(ops)
+    team_policy.delete()
+    assert next_status(8) == "open"
