@@ -5,15 +5,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agents', '0001_agent_registry'),
+        ("agents", "0001_agent_registry"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agent',
-            name='policy_generation',
+            model_name="agent",
+            name="policy_generation",
             field=models.PositiveBigIntegerField(default=agents.models.random_generation, editable=False),
         ),
     ]

@@ -60,6 +60,9 @@ class Thread(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "thread_id"], name="thread_unique_per_agent")]
+        # The list's thread filter (?thread=) names a thread by its id alone, whatever the agent: without
+        # this, each of the list's tab counts read every thread (12 ms apiece at 100,000 threads).
+        indexes = [models.Index(fields=["thread_id"], name="thread_by_thread_id")]
 
     def __str__(self) -> str:
         return self.thread_id
