@@ -53,7 +53,7 @@ class Agent(models.Model):
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # Raised whenever the auto-decision policies that may apply to the agent's items could have changed (a
-    # policy or a team membership: inbox.policies.cache). Ingest reads it with the agent (the token lookup),
+    # policy or a team membership: inbox.policies.services.policies_for_agent). Ingest reads it with the agent (the token lookup),
     # so a web process reuses the policies it loaded until this number moves. It starts at random, so an agent
     # that gets the id of a deleted one (or of a rolled-back test's) cannot meet the other's cached policies.
     policy_generation = models.PositiveBigIntegerField(default=random_generation, editable=False)

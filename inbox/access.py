@@ -41,17 +41,20 @@ def visible_agents(user: Any) -> QuerySet[Agent]:
     if sees_everything(user):
         return Agent.objects.all()
     ids = _agent_ids(user)
-    if isinstance(ids, list):
-        return Agent.objects.filter(pk__anyof=ids)
+    return Agent.objects.filter(pk__anyof=ids) if isinstance(ids, list) else _agents_of_teams(user)
+
+
+def _agents_of_teams(user: Any) -> QuerySet[Agent]:
     return Agent.objects.filter(Q(teams__in=user.groups.all())).distinct()
 
 
 # --- one request's answers ---------------------------------------------------------------------------
 # A page asks "which agents and teams are this approver's" in every query it builds (a list page: the tab
-# counts, the rows, the filter options). Within one request (``remembered_per_request``: the middleware, a
-# live render) the answer is read once, as two short id lists the queries then carry as values: no subquery
-# to build and plan again in each statement. Outside one (tasks, the shell, tests calling selectors) every
-# query carries its subquery, so a membership change is seen at once. Nothing outlives the request.
+# counts, the rows, the filter options). Within one request (``remembered_per_request``, which the
+# ``RememberPerRequest`` middleware opens) the answer is read once, as two short id lists the queries then
+# carry as values: no subquery to build and plan again in each statement. Outside one (tasks, websocket
+# renders, the shell, tests calling selectors) every query carries its subquery, so a membership change is
+# seen at once. Nothing outlives the request.
 _REMEMBERED: ContextVar[dict[int, tuple[list[int], list[int]]] | None] = ContextVar("inbox_access_memo", default=None)
 
 
@@ -79,7 +82,7 @@ def _agent_ids(user: Any) -> QuerySet | list[int]:
     """The ids of the (non-staff) user's visible agents: a list within a request, else a subquery."""
     memo = _remembered_ids(user)
     if memo is None:
-        return Agent.objects.filter(Q(teams__in=user.groups.all())).distinct().values("pk")
+        return _agents_of_teams(user).values("pk")
     return memo[0]
 
 

@@ -448,23 +448,23 @@ def resume_of(run: Run) -> Resume | None:
         return None
 
 
-def run_items(run: Run) -> list[InboxItem]:
+def run_items(run: Run, *, also: tuple[InboxItem, ...] = ()) -> list[InboxItem]:
     """Every item of the run in order, each with ``with_truth``'s attributes computed here from the items
     themselves and the run's resume: the same values, without five correlated subqueries to build and run per
-    row (the item and run pages have the whole run in hand)."""
+    row (the item and run pages have the whole run in hand). ``also``: other objects of this run's items that
+    get the same attributes."""
     items = list(run.items.select_related("decided_by", "claimed_by").order_by("position", "pk"))
     truth = _run_truth(items, resume_of(run))
     for item in items:
         item.run = run  # the same run for every row: no query for item.run
+    for item in (*items, *also):
         item.__dict__.update(truth)
     return items
 
 
 def item_siblings(item: InboxItem) -> list[InboxItem]:
     """``run_items`` of the item's run; the item itself gets the same truth (see ``item_for_page``)."""
-    siblings = run_items(item.run)
-    item.__dict__.update(_run_truth(siblings, resume_of(item.run)))
-    return siblings
+    return run_items(item.run, also=(item,))
 
 
 def _run_truth(items: list[InboxItem], resume: Resume | None) -> dict[str, Any]:
