@@ -240,10 +240,12 @@ def test_connection_refused_is_retried_with_capped_backoff_until_the_window_ends
     # Not before its time…
     assert resume_dispatch(resume_id=resume.pk) == "not claimed"
     # The backoff doubles up to the cap (300 s) and stays there: an hour of outage is about 20 attempts.
+    # The clock stands still inside each attempt (tick=False), so a delay is the 1 s step plus the backoff,
+    # however long a loaded machine takes over the attempt itself.
     delays = []
     while resume.state == "pending":
         before = resume.next_attempt_at
-        with time_machine.travel(resume.next_attempt_at + timedelta(seconds=1)):
+        with time_machine.travel(resume.next_attempt_at + timedelta(seconds=1), tick=False):
             resume_dispatch(resume_id=resume.pk)
         resume.refresh_from_db()
         if resume.next_attempt_at:
