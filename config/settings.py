@@ -210,6 +210,9 @@ INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
 INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
 # A run still unannounced this long after it was stored lost its notification task; beat announces it.
 INBOX_ANNOUNCE_GRACE_SECONDS = env_float("INBOX_ANNOUNCE_GRACE_SECONDS", 15.0)
+# An agent's conformance observation that a web process wrote less than this long ago is not written again by
+# it (inbox.conformance.recorder.save): "last seen" and its example run are up to this far behind.
+INBOX_CONFORMANCE_REFRESH_SECONDS = env_float("INBOX_CONFORMANCE_REFRESH_SECONDS", 60.0)
 
 # --- Reliability: leases, bounded agent replies, retries, recovery, health (rel) ---
 # A resume being sent holds a lease its worker renews every RENEW seconds; beat requeues only expired leases.
@@ -310,7 +313,7 @@ CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # Shared by every web process, so a limit holds however many there are.
     "throttle": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "config.redis_cache.ProcessRedisCache",  # one pool per process, not a connection per request
         "LOCATION": REDIS_URL,
         "KEY_PREFIX": CHANNELS_PREFIX + "-throttle",
     },

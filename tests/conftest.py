@@ -71,6 +71,16 @@ def _fresh_channel_layer() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_conformance_memo() -> Iterator[None]:
+    """Each test starts with no conformance observation remembered as written: a flushed database may give
+    another test's agent the same id."""
+    from inbox.conformance.recorder import forget_written
+
+    forget_written()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _fresh_throttles() -> Iterator[None]:
     """API throttles count in Redis, which outlives a test: each test starts with no failures counted."""
     from django.core.cache import caches

@@ -7,8 +7,11 @@ upsert (one statement), so ingest stays cheap.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
+from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from inbox.conformance.models import ConformanceObservation
@@ -132,12 +135,31 @@ def _interrupt(interrupt, item: InboxItem, proposed: set, reused: set, thread_id
     return found
 
 
+# When this process last wrote each (agent, behaviour, variant), by the monotonic clock; only after its commit.
+_written: dict[tuple[int, str, str], float] = {}
+
+
+def forget_written() -> None:
+    """Forget what this process wrote (tests: a flushed database may hand an agent's id to another agent)."""
+    _written.clear()
+
+
 def save(*, agent_id: int, run: Run | None, observations: list[Observation], now: datetime | None = None) -> None:
-    """Upsert the observations (one statement): last seen now, this run the example, first seen kept."""
+    """Upsert the observations (one statement): last seen now, this run the example, first seen kept.
+
+    An observation this process already wrote less than ``INBOX_CONFORMANCE_REFRESH_SECONDS`` ago is not written
+    again: every ingest of an agent upserted the same few rows, and concurrent ingests of one agent queued on
+    their row locks until each other's commit. So "last seen" and its example run are up to that long behind
+    per web process; an observation never seen before is written at once."""
     now = now or timezone.now()
+    refresh = settings.INBOX_CONFORMANCE_REFRESH_SECONDS
+    moment = time.monotonic()
     rows: dict[tuple[str, str], ConformanceObservation] = {}
     for behaviour, variant, detail in observations:
         BY_KEY[behaviour].variant(variant)  # a typo here is a bug, not data
+        written = _written.get((agent_id, behaviour, variant))
+        if written is not None and moment - written < refresh:
+            continue
         rows[(behaviour, variant)] = ConformanceObservation(
             agent_id=agent_id,
             behaviour=behaviour,
@@ -154,3 +176,5 @@ def save(*, agent_id: int, run: Run | None, observations: list[Observation], now
             unique_fields=["agent", "behaviour", "variant"],
             update_fields=["detail", "example_run", "last_seen_at"],
         )
+        keys = [(agent_id, behaviour, variant) for behaviour, variant in rows]
+        transaction.on_commit(lambda: _written.update(dict.fromkeys(keys, moment)))

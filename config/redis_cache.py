@@ -1,0 +1,44 @@
+"""Django's Redis cache with one connection pool and client per process, not per cache object.
+
+``django.core.cache.caches`` hands each request context its own cache object (under ASGI every request runs in a
+context of its own), and Django's ``RedisCache`` keeps its connection pool on that object: every request opened a
+new TCP connection to Redis and built a new ``redis.Redis`` client for each call (seen in ``bench/ingest.py``:
+one connection per request). Here the pool and the client live as long as the process; a forked child (Celery's
+prefork pool) makes its own, since a connection must never be shared across a fork.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+
+
+class ProcessRedisCacheClient(RedisCacheClient):
+    _clients: dict[tuple[int, str, str], Any] = {}
+    _lock = threading.Lock()
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        server = self._servers[self._get_connection_pool_index(write)]
+        slot = (os.getpid(), server, repr(sorted(self._pool_options.items(), key=lambda kv: kv[0])))
+        client = self._clients.get(slot)
+        if client is None:
+            with self._lock:
+                client = self._clients.get(slot)
+                if client is None:
+                    pid = os.getpid()
+                    for stale in [s for s in self._clients if s[0] != pid]:  # a fork's parent's clients
+                        del self._clients[stale]
+                    pool = self._pool_class.from_url(server, **self._pool_options)
+                    client = self._clients[slot] = self._client(connection_pool=pool)
+        return client
+
+
+class ProcessRedisCache(RedisCache):
+    """``RedisCache`` on ``ProcessRedisCacheClient`` (settings: ``CACHES["throttle"]``)."""
+
+    def __init__(self, server: str, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = ProcessRedisCacheClient
