@@ -5,6 +5,7 @@ repeat across runs of a thread (CrewAI uses the threadId) stay distinct items, e
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.utils import timezone
@@ -210,3 +211,57 @@ def test_an_operators_retry_counts_as_a_resent_resume(make_agent, scripted, alic
     seen = variants(client, "retried")
     assert seen["replay"] == {"answered"} and seen["run_error"] == {"with_run_started"}
     assert agent.received[1]["runId"] == agent.received[2]["runId"]
+
+
+def _interrupted(thread: str, run_id: str, reason: str = "tool_call") -> dict:
+    interrupt = {"id": f"i-{run_id}", "reason": reason, "message": "Go?"}
+    if reason == "tool_call":
+        interrupt["toolCallId"] = "tc-1"
+    return {
+        "type": "RUN_FINISHED",
+        "threadId": thread,
+        "runId": run_id,
+        "outcome": {"type": "interrupt", "interrupts": [interrupt]},
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_observation_is_written_again_only_after_the_refresh_time(agent, ingest, alice, client, settings):
+    """Every ingest of an agent upserted the same rows (and concurrent ingests queued on their locks): a web
+    process writes an observation it wrote less than INBOX_CONFORMANCE_REFRESH_SECONDS ago only once that time
+    is over; one never seen before is written at once."""
+    from inbox.conformance.models import ConformanceObservation
+
+    settings.INBOX_CONFORMANCE_REFRESH_SECONDS = 0.5
+
+    def last_seen(behaviour: str, variant: str):
+        row = ConformanceObservation.objects.get(agent=agent.agent, behaviour=behaviour, variant=variant)
+        return row.last_seen_at, row.example_run.run_id
+
+    assert ingest(agent, _interrupted("t-1", "r-1")).status_code == 201
+    first = last_seen("interrupt_reason", "tool_call")
+    assert first[1] == "r-1"
+    assert ingest(agent, _interrupted("t-2", "r-2")).status_code == 201
+    assert last_seen("interrupt_reason", "tool_call") == first  # written 0.5 s ago at most: not again
+    # A variant this process has not written yet is written at once.
+    assert ingest(agent, _interrupted("t-3", "r-3", reason="input_required")).status_code == 201
+    assert last_seen("interrupt_reason", "input_required")[1] == "r-3"
+    time.sleep(0.6)
+    assert ingest(agent, _interrupted("t-4", "r-4")).status_code == 201
+    again = last_seen("interrupt_reason", "tool_call")
+    assert again[1] == "r-4" and again[0] > first[0]
+    client.force_login(alice)
+    seen = report(client, agent.agent.slug)["interrupt_reason"]["seen"]
+    assert {row["variant"] for row in seen} == {"tool_call", "input_required"}
+
+
+def test_a_rolled_back_write_is_not_remembered(agent, ingest, settings):
+    """What this process remembers as written is only what committed: inside a transaction that never commits
+    (this test's), each ingest writes its observations again."""
+    from inbox.conformance.models import ConformanceObservation
+
+    settings.INBOX_CONFORMANCE_REFRESH_SECONDS = 3600
+    assert ingest(agent, _interrupted("t-1", "r-1")).status_code == 201
+    assert ingest(agent, _interrupted("t-2", "r-2")).status_code == 201
+    row = ConformanceObservation.objects.get(agent=agent.agent, behaviour="interrupt_reason", variant="tool_call")
+    assert row.example_run.run_id == "r-2"

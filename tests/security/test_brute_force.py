@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.test import Client, override_settings
 
 from tests.conftest import PASSWORD
@@ -61,6 +63,38 @@ def test_ingest_is_throttled_per_agent(client: Client, agent, make_agent):
 
     assert [post(agent, n).status_code for n in range(4)] == [201, 201, 201, 429]
     assert post(make_agent("other"), 9).status_code == 201
+
+
+@override_settings(INBOX_INGEST_RATE="3/min")
+def test_the_ingest_limit_slides_over_the_previous_minute(client: Client, agent):
+    """The previous minute's posts still count for the part of it that overlaps the last 60 s; refused posts
+    count too, so an agent that keeps posting while refused does not get through at the turn of the minute."""
+
+    def post(n: int):
+        body = {"type": "RUN_FINISHED", "threadId": f"t-{n}", "runId": f"r-{n}"}
+        return client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth)
+
+    minute = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+    with time_machine.travel(minute + timedelta(seconds=40), tick=False):
+        assert [post(n).status_code for n in range(4)] == [201, 201, 201, 429]
+    with time_machine.travel(minute + timedelta(seconds=70), tick=False):
+        refused = post(10)  # 4 x 50/60 of the previous minute + 1 is over 3
+        assert refused.status_code == 429
+        # Retry-After: until 4 x (1 - t/60) + 1 <= 3, that is 30 s into the minute, 20 s from now.
+        assert int(refused.headers["Retry-After"]) in (20, 21)  # rounded up
+    with time_machine.travel(minute + timedelta(seconds=115), tick=False):
+        assert post(11).status_code == 201  # 4 x 5/60 + 2 (the one refused above counts) is under 3
+
+
+def test_every_cache_object_of_a_process_shares_one_redis_client():
+    """Each ASGI request context gets a throttle cache object of its own (``caches`` is per context); the Redis
+    client and its pool beneath them are the process's, so a request does not open a connection of its own."""
+    from django.core.cache import caches
+
+    first, second = caches.create_connection("throttle"), caches.create_connection("throttle")
+    assert first is not second
+    assert first._cache.get_client(write=True) is second._cache.get_client(write=True)
+    assert first._cache.get_client(write=True) is caches["throttle"]._cache.get_client()
 
 
 @pytest.mark.parametrize("token", ["Token wrong-1", "Token 0123456789abcdef0123456789abcdef01234567"])
