@@ -21,8 +21,9 @@ class ProcessRedisCacheClient(RedisCacheClient):
     _lock = threading.Lock()
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        server = self._servers[self._get_connection_pool_index(write)]
-        slot = (os.getpid(), server, repr(sorted(self._pool_options.items(), key=lambda kv: kv[0])))
+        this: Any = self  # django-stubs do not declare RedisCacheClient's private attributes
+        server = this._servers[this._get_connection_pool_index(write)]
+        slot = (os.getpid(), server, repr(sorted(this._pool_options.items(), key=lambda kv: kv[0])))
         client = self._clients.get(slot)
         if client is None:
             with self._lock:
@@ -31,8 +32,8 @@ class ProcessRedisCacheClient(RedisCacheClient):
                     pid = os.getpid()
                     for stale in [s for s in self._clients if s[0] != pid]:  # a fork's parent's clients
                         del self._clients[stale]
-                    pool = self._pool_class.from_url(server, **self._pool_options)
-                    client = self._clients[slot] = self._client(connection_pool=pool)
+                    pool = this._pool_class.from_url(server, **this._pool_options)
+                    client = self._clients[slot] = this._client(connection_pool=pool)
         return client
 
 
