@@ -16,11 +16,13 @@ from typing import Any
 
 from asgiref.sync import sync_to_async
 from django import forms
+from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIRequest
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 
+from agents.models import Agent
 from inbox.access import visible_agents, visible_audit_events, visible_decisions, visible_teams
 from inbox.models import AuditEvent, Decision
 
@@ -69,7 +71,7 @@ class AuditFilterForm(forms.Form):
             visible_audit_events(self.user),
             agent="agent__slug",
             team="agent__teams__name",
-            actor="actor_label__iexact",
+            actor=actor_filter,
             verb="verb",
         )
 
@@ -85,21 +87,47 @@ class AuditFilterForm(forms.Form):
         return decisions
 
     def _filtered(
-        self, queryset: QuerySet, *, agent: str, actor: str, team: str | None = None, verb: str | None = None
+        self,
+        queryset: QuerySet,
+        *,
+        agent: str,
+        actor: str | Callable[[str], Q],
+        team: str | None = None,
+        verb: str | None = None,
     ) -> QuerySet:
-        """Apply the form's filters, each through the lookup this model uses for it."""
+        """Apply the form's filters, each through the lookup this model uses for it (a field lookup, or a
+        function of the value that returns the condition)."""
         data = self.cleaned_data
         lookups = {"agent": agent, "team": team, "actor": actor, "verb": verb}
         for name, lookup in lookups.items():
             value = data.get(name)
-            if lookup and value:
-                queryset = queryset.filter(**{lookup: value.strip() if name in ("actor", "verb") else value})
+            if not (lookup and value):
+                continue
+            value = value.strip() if name in ("actor", "verb") else value
+            queryset = queryset.filter(lookup(value) if callable(lookup) else Q(**{lookup: value}))
         start, end = self.bounds()
         if start:
             queryset = queryset.filter(created_at__gte=start)
         if end:
             queryset = queryset.filter(created_at__lt=end)
         return queryset
+
+
+def actor_filter(name: str) -> Q:
+    """Events by the actor called ``name`` (case-insensitive): a username, an agent slug, or a system actor
+    ("system", "expiry", a policy's label). A person's or an agent's events are found by who they are, through
+    an index in the log's order (``audit_actor_user_newest``, ``audit_actor_agent_newest``), so a busy approver's
+    events do not take reading the whole log; that also finds the events of a user renamed since. Any other
+    name (a system actor, someone deleted or renamed away from it) is matched against the label each event
+    recorded at the time."""
+    users = list(get_user_model().objects.filter(username__iexact=name).values_list("pk", flat=True))
+    agents = list(Agent.objects.filter(slug__iexact=name).values_list("pk", flat=True))
+    if not users and not agents:
+        return Q(actor_label__iexact=name)
+    found = Q(actor_user__in=users) if users else Q()
+    if agents:
+        found = found | Q(actor_agent__in=agents) if users else Q(actor_agent__in=agents)
+    return found
 
 
 DECISION_FIELDS = {

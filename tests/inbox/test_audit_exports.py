@@ -195,3 +195,36 @@ def test_the_audit_log_page_filters_by_date_range(decided, alice, client):
         assert "No audit events match" in page
         page = client.get(f"/audit/?since={today - timedelta(days=4)}&until={today}").content.decode()
         assert "item.resolved" in page
+
+
+def _actors_shown(client, actor: str) -> list[tuple[str, str]]:
+    """(actor label, verb) of each event the log page lists for ?actor=."""
+    page = client.get("/audit/", {"actor": actor})
+    assert page.status_code == 200
+    events = AuditFilterForm({"actor": actor}, user=page.wsgi_request.user)
+    assert events.is_valid()
+    return sorted(events.events().values_list("actor_label", "verb"))
+
+
+def test_the_actor_filter_finds_people_agents_and_system_actors(decided, staff, bob, client):
+    """A person's and an agent's events are found by who they are (an index in the log's order), any other name
+    by the label each event recorded: the log reads the same either way, and a rename keeps a person's events."""
+    from inbox.expiry.services import expire_sweep
+
+    client.force_login(staff)
+    bobs = _actors_shown(client, "BOB")
+    assert bobs == sorted([("bob", "item.resolved"), ("bob", "item.resolved"), ("bob", "item.cancelled")])
+    assert {verb for label, verb in _actors_shown(client, "mailer")} == {"run.ingested", "item.created"}
+    assert all(label == "mailer" for label, _ in _actors_shown(client, "mailer"))
+    # A system actor has no user or agent: matched by its label.
+    InboxItem.objects.filter(interrupt_id="int-email-edit").update(status="open", expires_at=timezone.now())
+    expire_sweep()
+    expired = _actors_shown(client, "expiry")
+    assert ("expiry", "item.expired") in expired and {label for label, _ in expired} == {"expiry"}
+    # Renamed since: the events still recorded as "bob" are found by the new name, and by the old one only
+    # while nobody else is called that.
+    bob.username = "robert"
+    bob.save()
+    assert [verb for _, verb in _actors_shown(client, "robert")] == [verb for _, verb in bobs]
+    assert [verb for _, verb in _actors_shown(client, "bob")] == [verb for _, verb in bobs]
+    assert _actors_shown(client, "nobody") == []
