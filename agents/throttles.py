@@ -28,10 +28,6 @@ class _FailOpenCache:
     def __init__(self, cache: Any) -> None:
         self._cache = cache
 
-    @property
-    def cache(self) -> Any:
-        return self._cache
-
     def get(self, key: str, default: Any = None) -> Any:
         try:
             return self._cache.get(key, default)
@@ -44,6 +40,21 @@ class _FailOpenCache:
             self._cache.set(key, value, timeout)
         except RedisError as exc:
             log.warning("throttle cache unreachable, not counting: %s", exc)
+
+    def count(self, key: str, window: int, timeout: int) -> tuple[int, int] | None:
+        """Add one to window ``window``'s counter of ``key`` (kept ``timeout`` seconds) and return it with the
+        previous window's, in one round trip; None while Redis is unreachable."""
+        current_key, previous_key = self._cache.make_key(f"{key}_{window}"), self._cache.make_key(f"{key}_{window - 1}")
+        try:
+            pipe = self._cache._cache.get_client(current_key, write=True).pipeline(transaction=False)
+            pipe.incr(current_key)
+            pipe.expire(current_key, timeout)
+            pipe.get(previous_key)
+            current, _, previous = pipe.execute()
+        except RedisError as exc:
+            log.warning("throttle cache unreachable, not counting: %s", exc)
+            return None
+        return current, int(previous or 0)
 
 
 class _SettingRateThrottle(SimpleRateThrottle):
@@ -109,20 +120,11 @@ class IngestThrottle(_SettingRateThrottle):
         if key is None:
             return True
         now = self.timer()
-        window = int(now // self.duration)
-        cache = self.cache.cache
-        current_key, previous_key = cache.make_key(f"{key}_{window}"), cache.make_key(f"{key}_{window - 1}")
-        try:
-            pipe = cache._cache.get_client(current_key, write=True).pipeline(transaction=False)
-            pipe.incr(current_key)
-            pipe.expire(current_key, 2 * self.duration)
-            pipe.get(previous_key)
-            current, _, previous = pipe.execute()
-        except RedisError as exc:
-            log.warning("throttle cache unreachable, not counting: %s", exc)
+        counts = self.cache.count(key, int(now // self.duration), 2 * self.duration)
+        if counts is None:
             return True
+        current, previous = counts
         overlap = 1.0 - (now % self.duration) / self.duration  # the share of the previous window still counted
-        previous = int(previous or 0)
         if previous * overlap + current <= self.num_requests:
             return True
         # Until the estimate is back under the rate: later in this window while the previous one fades out of

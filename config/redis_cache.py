@@ -20,10 +20,15 @@ class ProcessRedisCacheClient(RedisCacheClient):
     _clients: dict[tuple[int, str, str], Any] = {}
     _lock = threading.Lock()
 
-    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+    def __init__(self, servers: list[str], **options: Any) -> None:
+        super().__init__(servers, **options)
         this: Any = self  # django-stubs do not declare RedisCacheClient's private attributes
+        self._options_key = repr(sorted(this._pool_options.items(), key=lambda kv: kv[0]))
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        this: Any = self
         server = this._servers[this._get_connection_pool_index(write)]
-        slot = (os.getpid(), server, repr(sorted(this._pool_options.items(), key=lambda kv: kv[0])))
+        slot = (os.getpid(), server, self._options_key)
         client = self._clients.get(slot)
         if client is None:
             with self._lock:

@@ -124,10 +124,7 @@ def actor_filter(name: str) -> Q:
     agents = list(Agent.objects.filter(slug__iexact=name).values_list("pk", flat=True))
     if not users and not agents:
         return Q(actor_label__iexact=name)
-    found = Q(actor_user__in=users) if users else Q()
-    if agents:
-        found = found | Q(actor_agent__in=agents) if users else Q(actor_agent__in=agents)
-    return found
+    return Q(actor_user__in=users) | Q(actor_agent__in=agents)  # an empty side matches nothing and drops out
 
 
 DECISION_FIELDS = {
