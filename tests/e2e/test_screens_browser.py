@@ -143,6 +143,19 @@ def test_the_list_is_cards_and_the_decision_comes_first_on_a_phone(browser, live
     context.close()
 
 
+def test_the_audit_log_is_cards_on_a_phone_with_every_column_readable(browser, live_asgi, staff, pages):
+    """The details' one long line squeezed the other columns of the log's table to a letter each on a phone (no
+    sideways scroll, so nothing else caught it): each event is a card, its actor and date on one line."""
+    context, page = _login(browser, live_asgi, staff, SIZES["phone"], "dark")
+    page.goto(pages["audit-log"])
+    row = page.locator("#audit-events tbody tr").first
+    expect(row).to_have_css("display", "grid")
+    for column in ("au-col-when", "au-col-actor", "au-col-object"):
+        box = row.locator(f"td.{column}").bounding_box()
+        assert box["width"] > 80 and box["height"] < 60, (column, box)
+    context.close()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_screenshots_of_every_page(browser, live_asgi, staff, pages, size, scheme):
