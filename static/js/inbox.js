@@ -317,7 +317,10 @@
     tickCountdowns();
     setInterval(tickCountdowns, 1000);
     setInterval(tickAges, 15000);
+    // Rows a live update swaps in carry the server's words for their age and countdown: bring them to this
+    // page's clock at once rather than at the next tick.
     document.addEventListener("inbox:live-applied", tickCountdowns);
+    document.addEventListener("inbox:live-applied", tickAges);
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
     setupEditFields();
