@@ -185,7 +185,7 @@ def _statements(
     is_open = f"n >= {items - open_count}"
     status = f"CASE WHEN {is_open} THEN 'open' WHEN n % 3 = 0 THEN 'resolved' WHEN n % 3 = 1 THEN 'cancelled' ELSE 'expired' END"
     reason = "CASE n % 4 WHEN 3 THEN 'input_required' ELSE 'tool_call' END"
-    tool = "CASE WHEN n % 1000 = 7 THEN 'wipeDatabase' WHEN n % 3 = 0 THEN 'payInvoice' WHEN n % 3 = 1 THEN 'sendEmail' ELSE 'refundOrder' END"
+    tool = "CASE WHEN n % 1000 = 6 THEN 'wipeDatabase' WHEN n % 3 = 0 THEN 'payInvoice' WHEN n % 3 = 1 THEN 'sendEmail' ELSE 'refundOrder' END"
     decided = f"NOT ({is_open}) AND n % 3 <> 2"
     j = i["json"]
     return [
@@ -222,6 +222,11 @@ def _statements(
         f"CASE WHEN {decided} THEN {approver} ELSE NULL END, n / {PER_RUN} + 1, n / {PER_RUN * RUNS_PER_THREAD} + 1, "
         f"CASE WHEN {decided} THEN 'approved' WHEN {is_open} THEN '' ELSE 'expired' END "
         f"FROM {i['series']}",
+        # The row the ingest writes beside each item (ItemSearchText.text_of): what text search and the tool-call
+        # trail read. Without it a search would find nothing, fast.
+        "INSERT INTO inbox_itemsearchtext (item_id, agent_id, text, tool_call_id) "
+        f"SELECT item.id, item.agent_id, {_search_text(vendor)}, item.tool_call_id FROM inbox_inboxitem item "
+        "JOIN inbox_thread thread ON thread.id = item.thread_id",
         # One decision per decided item (ids follow the items').
         "INSERT INTO inbox_decision (id, status, payload, comment, final, counts, created_at, user_id, item_id) "
         "SELECT id, status, response_payload, '', "
@@ -237,6 +242,15 @@ def _statements(
         "CASE WHEN item.decided_by_id IS NULL THEN item.agent_id ELSE NULL END, item.decided_by_id, item.agent_id, "
         "item.thread_id FROM inbox_inboxitem item JOIN agents_agent agent ON agent.id = item.agent_id",
     ]
+
+
+def _search_text(vendor: str) -> str:
+    """``ItemSearchText.text_of`` in SQL: message, tool name and thread id, the empty ones left out."""
+    tool_name = "item.tool_call ->> 'name'" if vendor == "postgresql" else "json_extract(item.tool_call, '$.name')"
+    parts = ["NULLIF(item.message, '')", f"NULLIF({tool_name}, '')", "NULLIF(thread.thread_id, '')"]
+    if vendor == "postgresql":
+        return f"concat_ws(' ', {', '.join(parts)})"
+    return "TRIM(" + " || ' ' || ".join(f"COALESCE({part}, '')" for part in parts) + ")"
 
 
 def _true(vendor: str) -> str:
@@ -258,6 +272,7 @@ class Figure:
     queries: int
     reference: float  # ms, p50 of the reference measured in the same run
     reference_name: str
+    rows: int | None = None  # list rows on the page (a search that matched nothing is fast for no merit)
 
     @property
     def ratio(self) -> float:
@@ -285,8 +300,8 @@ def bare_sql_ms(queries: list[dict], repeat: int) -> float:
     return percentiles(timings)[0]
 
 
-def time_get(client, url: str, repeat: int, *, expect: int = 200) -> tuple[float, float, list[dict]]:
-    """p50, p95 (ms) of GETting ``url`` in-process, and the queries of one more request."""
+def time_get(client, url: str, repeat: int, *, expect: int = 200) -> tuple[float, float, list[dict], bytes]:
+    """p50, p95 (ms) of GETting ``url`` in-process, and the queries and body of one more request."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -302,26 +317,29 @@ def time_get(client, url: str, repeat: int, *, expect: int = 200) -> tuple[float
             for _chunk in response.streaming_content:
                 pass
     with CaptureQueriesContext(connection) as captured:
-        client.get(url)
+        last = client.get(url)
     p50, p95 = percentiles(timings)
-    return p50, p95, list(captured.captured_queries)
+    body = b"" if hasattr(last, "streaming_content") else last.content
+    return p50, p95, list(captured.captured_queries), body
 
 
 def measure_get(client, label: str, url: str, repeat: int) -> Figure:
-    p50, p95, queries = time_get(client, url, repeat)
+    p50, p95, queries, body = time_get(client, url, repeat)
     try:
         reference = bare_sql_ms(queries, repeat)
     except Exception:  # a query Django printed with its parameters inlined that the database reads differently
         reference = float("nan")
-    return Figure(label, p50, p95, len(queries), reference, "bare SQL")
+    rows = body.count(b"<tr data-item-row ") if b'id="item-rows"' in body else None
+    return Figure(label, p50, p95, len(queries), reference, "bare SQL", rows)
 
 
 def print_figures(title: str, figures: list[Figure]) -> None:
     print(f"\n{title}")
-    print(f"  {'page':40} {'p50 ms':>7} {'p95 ms':>7} {'queries':>7}   {'reference':>9}  {'ratio':>6}")
+    print(f"  {'page':40} {'p50 ms':>7} {'p95 ms':>7} {'queries':>7} {'rows':>5}   {'reference':>9}  {'ratio':>6}")
     for f in figures:
+        rows = "" if f.rows is None else str(f.rows)
         print(
-            f"  {f.label:40} {f.p50:7.1f} {f.p95:7.1f} {f.queries:7}   {f.reference:7.1f} ms  {f.ratio:5.1f}x"
+            f"  {f.label:40} {f.p50:7.1f} {f.p95:7.1f} {f.queries:7} {rows:>5}   {f.reference:7.1f} ms  {f.ratio:5.1f}x"
             f"  ({f.reference_name})",
             flush=True,
         )

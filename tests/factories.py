@@ -17,7 +17,7 @@ from factory.django import DjangoModelFactory, Password
 
 from agents.models import Agent
 from inbox.expiry.services import SIBLING_NOTE
-from inbox.models import Decision, InboxItem, Run, Thread, outcome_of
+from inbox.models import Decision, InboxItem, ItemSearchText, Run, Thread, outcome_of
 
 PASSWORD = "correct-horse-battery"
 
@@ -97,6 +97,7 @@ class InboxItemFactory(DjangoModelFactory):
 
     class Meta:
         model = InboxItem
+        skip_postgeneration_save = True  # search_text writes its own row; the item needs no second save
 
     run = factory.SubFactory(RunFactory)
     agent = factory.SelfAttribute("run.agent")
@@ -119,6 +120,17 @@ class InboxItemFactory(DjangoModelFactory):
             | ({} if item.expires_at_defaulted else {"expiresAt": item.expires_at.isoformat().replace("+00:00", "Z")})
         )
     )
+
+    @factory.post_generation
+    def search_text(item: InboxItem, create: bool, extracted: Any, **_kwargs: Any) -> None:
+        """The row the ingest writes beside every item (text search, the tool-call trail)."""
+        if create:
+            ItemSearchText.objects.create(
+                item=item,
+                agent_id=item.agent_id,
+                text=ItemSearchText.text_of(item, item.thread.thread_id),
+                tool_call_id=item.tool_call_id,
+            )
 
 
 class DecisionFactory(DjangoModelFactory):

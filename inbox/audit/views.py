@@ -68,7 +68,7 @@ def audit_export(request: HttpRequest, kind: str, fmt: str) -> HttpResponse:
 def tool_call_trail(request: HttpRequest, tool_call_id: str) -> HttpResponse:
     items = (
         visible_items(request.user)
-        .filter(tool_call_id=tool_call_id)
+        .filter(search_text__tool_call_id=tool_call_id)  # its index is there, not on the items
         .select_related("agent", "thread", "run", "decided_by")
         .order_by("created_at", "id")
     )

@@ -13,6 +13,7 @@ from django.utils import timezone
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.conformance.recorder import record_run
+from inbox.core.sql import insert_all, reserve_ids_sql
 from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
@@ -27,25 +28,38 @@ class IngestResult:
     created: bool
 
 
-def _locked_thread(*, agent: Agent, thread_id: str, now: datetime) -> tuple[Thread, bool]:
+@dataclass
+class ReservedIds:
+    """Ids taken for a new run and its items before they are written (PostgreSQL: ``insert_all``)."""
+
+    run: int
+    items: list[int]
+
+
+def _locked_thread(
+    *, agent: Agent, thread_id: str, now: datetime, interrupts: int
+) -> tuple[Thread, bool, ReservedIds | None]:
     """The thread row, created if new and locked either way, and whether this call created it. The lock
     serialises every write on one thread, so two runs posted at once see each other's items. One statement
     (an upsert that touches the row, which takes its lock) instead of an insert, a savepoint and a
     SELECT ... FOR UPDATE. On PostgreSQL the upsert also says whether it inserted (``xmax = 0``): a new
-    thread has no runs and no open items, so the caller skips looking for them."""
+    thread has no runs and no open items, so the caller skips looking for them; and it takes the ids of the
+    run and its ``interrupts`` items, so that they are written together in one round trip."""
     if connection.vendor == "postgresql":
         quote = connection.ops.quote_name
+        run_ids, run_params = reserve_ids_sql(Run, 1)
+        item_ids, item_params = reserve_ids_sql(InboxItem, interrupts)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {quote(Thread._meta.db_table)} (agent_id, thread_id, created_at, updated_at) "
                 "VALUES (%s, %s, %s, %s) ON CONFLICT (agent_id, thread_id) DO UPDATE SET updated_at = "
-                "EXCLUDED.updated_at RETURNING id, created_at, (xmax = 0)",
-                [agent.pk, thread_id, now, now],
+                f"EXCLUDED.updated_at RETURNING id, created_at, (xmax = 0), {run_ids}, {item_ids}",
+                [agent.pk, thread_id, now, now, *run_params, *item_params],
             )
-            pk, created_at, inserted = cursor.fetchone()
+            pk, created_at, inserted, (run_pk,), item_pks = cursor.fetchone()
         thread = Thread(pk=pk, agent=agent, thread_id=thread_id, created_at=created_at, updated_at=now)
         thread._state.adding, thread._state.db = False, "default"
-        return thread, inserted
+        return thread, inserted, ReservedIds(run=run_pk, items=item_pks)
     thread = Thread.objects.bulk_create(
         [Thread(agent=agent, thread_id=thread_id)],
         update_conflicts=True,
@@ -55,7 +69,7 @@ def _locked_thread(*, agent: Agent, thread_id: str, now: datetime) -> tuple[Thre
     if thread.pk is None:  # a backend that cannot return ids from an upsert
         thread = Thread.objects.select_for_update().get(agent=agent, thread_id=thread_id)
     thread.agent = agent
-    return thread, False
+    return thread, False, None
 
 
 def expire_open_items(*, items_qs, now, note: str, actor: Actor | None = None) -> list[int]:
@@ -107,7 +121,9 @@ def _run_ingest_once(
 ) -> IngestResult:
     actor = actor or Actor.for_agent(agent)
     now = timezone.now()
-    thread, new_thread = _locked_thread(agent=agent, thread_id=record.thread_id, now=now)
+    thread, new_thread, reserved = _locked_thread(
+        agent=agent, thread_id=record.thread_id, now=now, interrupts=len(record.interrupts)
+    )
     existing = None if new_thread else Run.objects.filter(thread=thread, run_id=record.run_id).first()
     if existing is not None:
         return _replay(existing, record)
@@ -137,7 +153,8 @@ def _run_ingest_once(
             ).with_open_items(blocking)
 
     expiries = [now + agent.default_ttl if i.expires_at is None else i.expires_at for i in record.interrupts]
-    run = Run.objects.create(
+    run = Run(
+        pk=reserved.run if reserved else None,
         agent=agent,
         thread=thread,
         run_id=record.run_id,
@@ -159,6 +176,9 @@ def _run_ingest_once(
         notified_at=None if expiries and all(expires_at > now for expires_at in expiries) else now,
         created_at=now,
     )
+    if reserved is None:  # the database numbers the rows as they are written
+        run.save(force_insert=True)
+    item_pks = iter(reserved.items if reserved else [])
     items = []
     # One interrupt already past its expiresAt means the run can never be resumed (one resume answers them
     # all, and none late): its siblings are closed at once with that reason instead of taking answers in vain.
@@ -169,6 +189,7 @@ def _run_ingest_once(
         note = "expiresAt was already past when the run was posted" if past else SIBLING_NOTE
         items.append(
             InboxItem(
+                pk=next(item_pks, None),
                 agent=agent,
                 thread=thread,
                 run=run,
@@ -195,12 +216,14 @@ def _run_ingest_once(
                 created_at=now,
             )
         )
-    InboxItem.objects.bulk_create(items)
-    ItemSearchText.objects.bulk_create(
-        [ItemSearchText(item=item, agent=agent, text=ItemSearchText.text_of(item, thread.thread_id)) for item in items]
-    )
-    record_run(run=run, record=record, items=items, new_thread=new_thread)
-    # bulk_create sets primary keys on PostgreSQL and SQLite 3.35+, both of which we require.
+    if reserved is None:
+        InboxItem.objects.bulk_create(items)  # sets primary keys on SQLite 3.35+, which we require
+    search = [
+        ItemSearchText(
+            item=item, agent=agent, text=ItemSearchText.text_of(item, thread.thread_id), tool_call_id=item.tool_call_id
+        )
+        for item in items
+    ]
     events = [
         audit_event(
             actor=actor,
@@ -228,7 +251,12 @@ def _run_ingest_once(
                 },
             )
         )
-    audit_record(*events)
+    if reserved is not None:
+        insert_all([run], items, search, events)  # one round trip for the four tables
+    else:
+        ItemSearchText.objects.bulk_create(search)
+        audit_record(*events)
+    record_run(run=run, record=record, items=items, new_thread=new_thread)
     # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
     groups = live.groups_for(agent_id=agent.pk)
     live.publish_many_on_commit(

@@ -8,7 +8,8 @@ Sending happens on one long-lived event loop per process (a daemon thread), fed 
 task that committed does not wait for Redis, events leave in the order they were published, and the channel
 layer's Redis connections are reused instead of opened by a fresh ``async_to_sync`` loop per message (which
 cost more than the whole ingest transaction). Pushes to the same groups that queue up behind one another
-(a burst of ingests) leave together as one ``inbox.events`` message per group. A push is best effort: pages refresh what they missed when
+(a burst of ingests, within ``INBOX_LIVE_BATCH_SECONDS`` of the first) leave together as one ``inbox.events``
+message per group. A push is best effort: pages refresh what they missed when
 their socket reconnects.
 """
 
@@ -24,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import transaction
 
 log = logging.getLogger(__name__)
@@ -82,6 +84,9 @@ class _Sender:
     async def _drain(self) -> None:
         while True:
             batch = [await self.queue.get()]
+            # Let what the next few milliseconds bring join this batch: under a burst of ingests, pushes to the
+            # same groups leave as one message (a channel-layer send costs more CPU than storing the run).
+            await asyncio.sleep(settings.INBOX_LIVE_BATCH_SECONDS)
             while not self.queue.empty():  # whatever queued up while the last batch was being sent
                 batch.append(self.queue.get_nowait())
             layer = get_channel_layer()

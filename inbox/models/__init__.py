@@ -253,7 +253,8 @@ class InboxItem(models.Model):
                 name="item_decided_expires",
             ),
             models.Index(fields=["agent", "status", "expires_at"], name="item_agent_status_expires"),
-            models.Index(fields=["tool_call_id"], name="item_tool_call"),
+            # Items by tool call id are found through ItemSearchText.tool_call_id: an index here would take a new
+            # entry on every status change.
             # Partial: most rows (and every row the sweep writes) have no decider or holder.
             models.Index(fields=["decided_by"], condition=models.Q(decided_by__isnull=False), name="item_decided_by"),
             models.Index(fields=["claimed_by"], condition=models.Q(claimed_by__isnull=False), name="item_claimed_by"),
@@ -351,6 +352,12 @@ class ItemSearchText(models.Model):
     item = models.OneToOneField(InboxItem, primary_key=True, on_delete=models.CASCADE, related_name="search_text")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
     text = models.TextField()
+    # The item's toolCallId, for the tool-call audit trail (``/audit/tool-calls/<id>``): like the trigram index,
+    # its index lives here, on a row that is never updated, rather than on the item.
+    tool_call_id = models.CharField(max_length=255, blank=True, default="")
+
+    class Meta:
+        indexes = [models.Index(fields=["tool_call_id"], condition=~models.Q(tool_call_id=""), name="search_tool_call")]
 
     def __str__(self) -> str:
         return self.text

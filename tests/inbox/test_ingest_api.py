@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from inbox.models import AuditEvent, InboxItem, Run, Thread
+from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
 from tests.conftest import as_sse, load_events, spec_example
 
 SPEC_EXAMPLES = ["minimal_tool_approval", "approve_with_edits", "parallel_interrupts", "non_tool_input_request"]
@@ -169,6 +169,41 @@ def test_it_records_an_audit_event_for_the_run_and_each_item(agent, ingest):
 
     verbs = list(AuditEvent.objects.order_by("id").values_list("verb", "actor_type", "actor_label"))
     assert verbs == [("run.ingested", "agent", "mailer")] + [("item.created", "agent", "mailer")] * 3
+
+
+def test_every_row_of_a_run_points_at_the_others(agent, ingest):
+    """On PostgreSQL the run, items, search rows and audit events are written with ids taken up front, in one
+    round trip: each must still name the right run, item and thread."""
+    body = ingest(agent, open_example("parallel_interrupts")).json()
+
+    run = Run.objects.get(pk=body["id"])
+    items = list(run.items.order_by("position"))
+    assert [item.pk for item in items] == [entry["id"] for entry in body["items"]]
+    assert {item.thread_id for item in items} == {run.thread_id}
+    searched = {row.item_id: row for row in ItemSearchText.objects.filter(item__run=run)}
+    assert [(searched[item.pk].agent_id, searched[item.pk].tool_call_id) for item in items] == [
+        (agent.agent.pk, item.tool_call_id) for item in items
+    ]
+    events = AuditEvent.objects.filter(thread_id=run.thread_id).order_by("id")
+    assert [(event.object_type, event.object_id) for event in events] == [("run", str(run.pk))] + [
+        ("inboxitem", str(item.pk)) for item in items
+    ]
+
+
+def test_hostile_text_is_stored_exactly_as_sent(agent, ingest):
+    """Values are quoted into the statement by psycopg's adapters: quotes, semicolons, placeholders, backslashes
+    and non-ASCII come back byte for byte, and nothing in them runs as SQL."""
+    hostile = "it's; DROP TABLE inbox_run; -- %s %(x)s \\x00 \\' $$ \u00e9\u4e2d\U0001f600 E'\\n'"
+    finished = open_example("minimal_tool_approval")
+    finished["outcome"]["interrupts"][0]["message"] = hostile
+    finished["outcome"]["interrupts"][0]["metadata"] = {"note": hostile, hostile: [hostile]}
+    ingest(agent, finished)
+
+    item = InboxItem.objects.get()
+    assert item.message == hostile
+    assert item.metadata == {"note": hostile, hostile: [hostile]}
+    assert ItemSearchText.objects.get(item=item).text.startswith(hostile)
+    assert Run.objects.count() == 1
 
 
 def test_it_accepts_every_ag_ui_event_type_it_does_not_keep(agent, ingest):
