@@ -39,8 +39,11 @@ LIST_COUNT_LIMIT = 10_000
 # each of them was most of the list's SQL at a million items.
 LIST_BADGE_COUNT_LIMIT = 1_000
 # A text search on the inbox list shows the newest this many matches (a term matching more is too vague to
-# page through; the tab counts read "10,000+" then).
-LIST_SEARCH_LIMIT = 10_000
+# page through: 20 pages; the tab counts read "1,000+" then).
+LIST_SEARCH_LIMIT = 1_000
+# A search first reads this many of the viewer's newest items with a plain LIKE, newest first, and asks the
+# trigram index only for older matches when those held fewer than LIST_SEARCH_LIMIT (listing.selectors._search).
+SEARCH_RECENT_ROWS = 5_000
 # The audit log's pages count events up to here ("10,000+"), never the whole log.
 AUDIT_COUNT_LIMIT = 10_000
 MAX_DB_ID = 2**63 - 1  # the largest id a 64-bit column holds; larger ids in a request are refused or ignored

@@ -296,9 +296,34 @@ def test_tab_counts_stop_at_their_bound_and_say_so(client, alice, posted, monkey
     assert 'data-count="open">4+</span>' in page
     assert 'data-count="expired">2</span>' in page
     assert 'data-count="all">4+</span>' in page
-    # A text search counts its matches in one pass: past the bound every tab is a lower bound.
-    searched = client.get("/inbox/?tab=all&q=question").content.decode()
-    assert 'data-count="all">4+</span>' in searched
+    # A text search shows its newest matches up to its own bound, and past it every tab is a lower bound.
+    monkeypatch.setattr("inbox.listing.selectors.LIST_SEARCH_LIMIT", 3)
+    searched = client.get("/inbox/?tab=all&q=question")
+    assert 'data-count="all">3+</span>' in searched.content.decode()
+    assert [item.message for item in searched.context["items"]] == ["question 6", "question 5", "question 4"]
+
+
+def test_a_search_finds_older_matches_past_the_newest_rows_it_reads_first(client, alice, posted, monkeypatch):
+    """On PostgreSQL a search reads the newest rows with a plain LIKE, then older ones through the trigram index:
+    together they are the newest matches, whichever part finds them."""
+    monkeypatch.setattr("inbox.listing.selectors.SEARCH_RECENT_ROWS", 2)
+    monkeypatch.setattr("inbox.listing.selectors.LIST_SEARCH_LIMIT", 4)
+    posted(
+        interrupt_run(
+            "t-old", "r-old", [{"id": f"q-{n}", "reason": "confirmation", "message": f"question {n}"} for n in range(5)]
+        )
+    )
+    posted(interrupt_run("t-new", "r-new", [{"id": "o-1", "reason": "confirmation", "message": "other"}]))
+    posted(interrupt_run("t-newer", "r-newer", [{"id": "q-9", "reason": "confirmation", "message": "question 9"}]))
+    client.force_login(alice)
+
+    searched = client.get("/inbox/?tab=all&q=QUESTION")
+
+    # The two newest rows hold one match (question 9); the older ones come from the index, newest first.
+    messages = [item.message for item in searched.context["items"]]
+    assert messages == ["question 9", "question 4", "question 3", "question 2"]
+    assert 'data-count="all">4+</span>' in searched.content.decode()
+    assert [i.message for i in client.get("/inbox/?tab=all&q=other").context["items"]] == ["other"]
 
 
 def test_the_other_tabs_badges_stop_sooner_than_the_tab_on_screen(client, alice, posted, monkeypatch):
