@@ -8,6 +8,7 @@ reason filter options.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -15,9 +16,10 @@ from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
 from django.db import connection, connections
-from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery, TextField, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
+from django.db.models.functions import StrIndex, Upper
 from django.http import QueryDict
 
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
@@ -268,34 +270,66 @@ def _filtered(user, filters: ListFilters, *, search_limit: int | None = None) ->
 
 def _search(user, q: str, *, limit: int) -> Q:
     """Items whose message, tool name or thread id contains ``q`` (case-insensitive): the newest ``limit``
-    matches among the viewer's agents, read from ``ItemSearchText`` (SQLite scans).
+    matches among the viewer's agents (at most ``LIST_SEARCH_LIMIT + 1``)."""
+    return Q(pk__anyof=_search_ids(user, q)[:limit])
 
-    On PostgreSQL, one subquery in two parts glued with ``UNION ALL ... LIMIT``: first the newest
+
+def _search_ids(user, q: str) -> list[int]:
+    """The ids of the newest ``LIST_SEARCH_LIMIT + 1`` matches of ``q`` for ``user``, newest first, read from
+    ``ItemSearchText`` in one query and kept on the user object for the rest of the request: the page's rows
+    and its tab counts use the same matches (SQLite scans).
+
+    On PostgreSQL the query has two parts glued with ``UNION ALL ... LIMIT``: first the newest
     ``SEARCH_RECENT_ROWS`` rows of the viewer's, read newest first and matched with a plain LIKE; then, only
-    if those held fewer than ``limit`` matches (PostgreSQL's Append stops pulling once the limit is met), the
-    older rows through the trigram index. A common term ("refundOrder", a third of a million rows) is found
-    among the newest rows, where the trigram index alone fetched and sorted all its matches; a rare one goes
-    to the index after a short scan."""
-    matches = ItemSearchText.objects.filter(text__icontains=q)
+    if those held too few matches (PostgreSQL's Append stops pulling once the limit is met), the older rows
+    through the trigram index. A common term ("refundOrder", a third of a million rows) is found among the
+    newest rows, where the trigram index alone fetched and sorted all its matches; a rare one goes to the index
+    after a short scan (``_older_matches``)."""
+    memo = user.__dict__.setdefault("_inbox_search_ids", {})
+    if q in memo:
+        return memo[q]
+    limit = LIST_SEARCH_LIMIT + 1
     scope = ItemSearchText.objects.all()
     if not user.is_staff:
-        visible = visible_agents(user).values("pk")
-        matches = matches.filter(agent_id__anyof=visible)
-        scope = scope.filter(agent_id__anyof=visible)
+        scope = scope.filter(agent_id__anyof=visible_agents(user).values("pk"))
     if connection.vendor != "postgresql":
-        return Q(pk__anyof=matches.order_by("-item_id").values("item_id")[:limit])
+        ids = list(scope.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
+        memo[q] = ids
+        return ids
     recent_sql, recent_params = (
         scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS].query.sql_with_params()
     )
-    older = matches.filter(item_id__lt=RawSQL("(SELECT min(item_id) FROM search_recent)", []))
+    older = _older_matches(scope, q).filter(item_id__lt=RawSQL("(SELECT min(item_id) FROM search_recent)", []))
     older_sql, older_params = older.order_by("-item_id").values("item_id")[:limit].query.sql_with_params()
     pattern = f"%{connection.ops.prep_for_like_query(q)}%"
-    sql = (
-        f"WITH search_recent AS MATERIALIZED ({recent_sql}) "
-        "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
-        f"UNION ALL ({older_sql}) LIMIT %s"
-    )
-    return Q(pk__anyof=RawSQL(sql, [*recent_params, pattern, *older_params, limit]))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"WITH search_recent AS MATERIALIZED ({recent_sql}) "
+            "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
+            f"UNION ALL ({older_sql}) LIMIT %s",
+            [*recent_params, pattern, *older_params, limit],
+        )
+        ids = [row[0] for row in cursor.fetchall()]
+    memo[q] = ids
+    return ids
+
+
+def _older_matches(scope: QuerySet[ItemSearchText], q: str) -> QuerySet[ItemSearchText]:
+    """Rows of ``scope`` containing ``q``, for the trigram index to find. The index reads a posting list per
+    trigram of what it is given, and the trigrams of a common word ("invoice", "thread") list nearly every row:
+    for "invoice 424242" it read 16 MB to find one. So it is given one word of ``q`` only, the one most likely to
+    be rare (the longest with a digit in it, else the longest), and the whole of ``q`` is checked on the rows it
+    returns, in a form the index cannot take (``strpos``). A word shorter than three characters has no trigram
+    to look up: the whole of ``q`` goes to the index then."""
+    words = sorted(_WORD.findall(q), key=lambda word: (any(c.isdigit() for c in word), len(word)), reverse=True)
+    word = words[0] if words else ""
+    if len(word) < 3 or len(word) == len(q):
+        return scope.filter(text__icontains=q)
+    contains = StrIndex(Upper("text"), Upper(Value(q, output_field=TextField())))
+    return scope.filter(text__icontains=word).alias(position=contains).filter(position__gt=0)
+
+
+_WORD = re.compile(r"[^\W_]+")  # what pg_trgm takes trigrams of: runs of letters and digits
 
 
 def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list]:
