@@ -76,7 +76,27 @@ def events_body(index: int) -> bytes:
     return json.dumps({"events": events}).encode()
 
 
-def drive(label: str, send, count: int, concurrency: int, expect: int) -> dict:
+def cpu_seconds(server_pid: int) -> dict[str, float]:
+    """CPU time used so far by the web workers (uvicorn's children), PostgreSQL's and Redis's processes, and this
+    client: their differences over a round say where each request's CPU went."""
+    import psutil
+
+    def used(process: psutil.Process) -> float:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:
+            return 0.0
+        return times.user + times.system
+
+    server = psutil.Process(server_pid)
+    by_name: dict[str, float] = {"web": sum(used(child) for child in server.children(recursive=True))}
+    by_name["postgres"] = sum(used(p) for p in psutil.process_iter(["name"]) if p.info["name"] == "postgres")
+    by_name["redis"] = sum(used(p) for p in psutil.process_iter(["name"]) if p.info["name"] == "redis-server")
+    by_name["client"] = used(psutil.Process())
+    return by_name
+
+
+def drive(label: str, send, count: int, concurrency: int, expect: int, server_pid: int | None = None) -> dict:
     latencies: list[float] = []
     statuses: Counter[str] = Counter()
 
@@ -92,10 +112,12 @@ def drive(label: str, send, count: int, concurrency: int, expect: int) -> dict:
         latencies.append(time.perf_counter() - started)
         statuses[outcome] += 1
 
+    before = cpu_seconds(server_pid) if server_pid else {}
     started = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
         list(pool.map(one, range(count)))
     elapsed = time.perf_counter() - started
+    after = cpu_seconds(server_pid) if server_pid else {}
     latencies.sort()
     result = {
         "label": label,
@@ -107,6 +129,7 @@ def drive(label: str, send, count: int, concurrency: int, expect: int) -> dict:
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
         "failures": count - statuses[str(expect)],
         "statuses": statuses,
+        "cpu": {name: after[name] - before[name] for name in after},
     }
     return result
 
@@ -123,6 +146,8 @@ def combine(results: list[dict]) -> dict:
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
         "failures": sum(result["failures"] for result in results),
         "statuses": statuses,
+        # CPU milliseconds per request, by process kind
+        "cpu_ms": {name: sum(r["cpu"][name] for r in results) / count * 1000 for name in results[0]["cpu"]},
     }
 
 
@@ -203,7 +228,12 @@ def main() -> int:
             for number in range(args.rounds):
                 offset = number * per_round
                 trivial = drive(
-                    "GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), per_round, args.concurrency, 200
+                    "GET /api/v1/agent",
+                    lambda i: http.get("/api/v1/agent"),
+                    per_round,
+                    args.concurrency,
+                    200,
+                    server.pid,
                 )
                 ingest = drive(
                     "POST /api/v1/runs (3 interrupts)",
@@ -213,6 +243,7 @@ def main() -> int:
                     per_round,
                     args.concurrency,
                     201,
+                    server.pid,
                 )
                 rounds.append((trivial, ingest))
     finally:
@@ -235,6 +266,14 @@ def main() -> int:
         print(
             f"  {result['label']:<36} {result['rps']:8.1f} req/s   p50 {result['p50_ms']:7.1f} ms   "
             f"p99 {result['p99_ms']:7.1f} ms   failures {result['failures']}"
+        )
+    print("  CPU per request (ms):  " + "  ".join(f"{name:>8}" for name in trivial["cpu_ms"]) + "     total")
+    for result in (trivial, ingest):
+        cpu = result["cpu_ms"]
+        print(
+            f"    {result['label'][:19]:<19} "
+            + "  ".join(f"{v:8.2f}" for v in cpu.values())
+            + f"  {sum(cpu.values()):8.2f}"
         )
     for result in (trivial, ingest):
         if result["failures"]:

@@ -3,6 +3,7 @@ several tables' rows in one round trip on PostgreSQL."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
@@ -134,24 +135,32 @@ def insert_all(*batches: Sequence[Model]) -> None:
     statement: handing psycopg a long query with 200 placeholders would have it parse the query for them on
     every call (it caches that only for short queries)."""
     real = connections[DEFAULT_DB_ALIAS]  # not the proxy: every field's prep reads connection.ops
-    quote = real.ops.quote_name
     statements: list[str] = []
     with real.cursor() as cursor:
         literal = Transformer(cursor.cursor.connection).as_literal
         for batch in batches:
             if not batch:
                 continue
-            meta = batch[0]._meta
-            with_pk = batch[0].pk is not None
-            fields = [field for field in meta.concrete_fields if with_pk or not field.primary_key]
+            fields, head = _insert_head(type(batch[0]), with_pk=batch[0].pk is not None)
             rows = []
             for obj in batch:
-                values = (literal(field.get_db_prep_save(field.pre_save(obj, True), real)) for field in fields)
+                values = []
+                for field in fields:
+                    value = field.get_db_prep_save(field.pre_save(obj, True), real)
+                    values.append(b"NULL" if value is None else literal(value))
                 rows.append(b"(" + b", ".join(values) + b")")
-            columns = ", ".join(quote(field.column) for field in fields)
-            statements.append(f"INSERT INTO {quote(meta.db_table)} ({columns}) VALUES " + b", ".join(rows).decode())
+            statements.append(head + b", ".join(rows).decode())
         if statements:
             cursor.execute("; ".join(statements))
     for batch in batches:
         for obj in batch:
             obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
+
+
+@functools.cache
+def _insert_head(model: type[Model], *, with_pk: bool) -> tuple[list[Field], str]:
+    """The fields ``insert_all`` writes for ``model`` and its ``INSERT INTO ... VALUES `` up to the rows."""
+    quote = connection.ops.quote_name
+    fields = [field for field in model._meta.concrete_fields if with_pk or not field.primary_key]
+    columns = ", ".join(quote(field.column) for field in fields)
+    return fields, f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES "

@@ -487,8 +487,16 @@ class AuditEvent(models.Model):
     agent = models.ForeignKey(
         Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
     )
+    # Not indexed: every event pays for each index on the log, and a thread's events are found by their objects
+    # (inbox.audit.timeline).
     thread = models.ForeignKey(
-        Thread, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
+        Thread,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="audit_events",
+        db_constraint=False,
+        db_index=False,
     )
     data = RowsJSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
