@@ -162,5 +162,5 @@ def _insert_head(model: type[Model], *, with_pk: bool) -> tuple[list[Field], str
     """The fields ``insert_all`` writes for ``model`` and its ``INSERT INTO ... VALUES `` up to the rows."""
     quote = connection.ops.quote_name
     fields = [field for field in model._meta.concrete_fields if with_pk or not field.primary_key]
-    columns = ", ".join(quote(field.column) for field in fields)
+    columns = ", ".join(quote(str(field.column)) for field in fields)
     return fields, f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES "
