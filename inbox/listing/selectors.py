@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
 
@@ -173,6 +173,9 @@ class ListFilters:
     # Decided items by outcome (``InboxItem.Outcome``) and by the state of their resume (``Resume.State``).
     outcome: str = ""
     delivery: str = ""
+    # A text search's matches, read once for the page's rows and its counts (``_search_ids``). It lives as long
+    # as these filters: one request, or one live render of an open page, never longer.
+    search_matches: dict[tuple[Any, str], list[int]] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_query(cls, query: QueryDict) -> ListFilters:
@@ -260,7 +263,8 @@ def _filtered(user, filters: ListFilters, *, search_limit: int | None = None) ->
     if filters.thread:
         items = items.filter(thread__thread_id=filters.thread)
     if filters.q:
-        items = items.filter(_search(user, filters.q, limit=search_limit or LIST_SEARCH_LIMIT))
+        matches = _search_ids(user, filters.q, memo=filters.search_matches)
+        items = items.filter(pk__anyof=matches[: search_limit or LIST_SEARCH_LIMIT])
     if filters.outcome:
         items = items.filter(outcome=filters.outcome)
     if filters.delivery:
@@ -268,16 +272,11 @@ def _filtered(user, filters: ListFilters, *, search_limit: int | None = None) ->
     return items
 
 
-def _search(user, q: str, *, limit: int) -> Q:
-    """Items whose message, tool name or thread id contains ``q`` (case-insensitive): the newest ``limit``
-    matches among the viewer's agents (at most ``LIST_SEARCH_LIMIT + 1``)."""
-    return Q(pk__anyof=_search_ids(user, q)[:limit])
-
-
-def _search_ids(user, q: str) -> list[int]:
-    """The ids of the newest ``LIST_SEARCH_LIMIT + 1`` matches of ``q`` for ``user``, newest first, read from
-    ``ItemSearchText`` in one query and kept on the user object for the rest of the request: the page's rows
-    and its tab counts use the same matches (SQLite scans).
+def _search_ids(user, q: str, *, memo: dict[tuple[Any, str], list[int]]) -> list[int]:
+    """Items whose message, tool name or thread id contains ``q`` (case-insensitive): the ids of the newest
+    ``LIST_SEARCH_LIMIT + 1`` among ``user``'s agents, newest first, read from ``ItemSearchText`` in one query
+    and kept in ``memo`` (the filters'), so the page's rows and its tab counts use the same matches (SQLite
+    scans).
 
     On PostgreSQL the query has two parts glued with ``UNION ALL ... LIMIT``: first the newest
     ``SEARCH_RECENT_ROWS`` rows of the viewer's, read newest first and matched with a plain LIKE; then, only
@@ -285,16 +284,16 @@ def _search_ids(user, q: str) -> list[int]:
     through the trigram index. A common term ("refundOrder", a third of a million rows) is found among the
     newest rows, where the trigram index alone fetched and sorted all its matches; a rare one goes to the index
     after a short scan (``_older_matches``)."""
-    memo = user.__dict__.setdefault("_inbox_search_ids", {})
-    if q in memo:
-        return memo[q]
+    key = (user.pk, q)
+    if key in memo:
+        return memo[key]
     limit = LIST_SEARCH_LIMIT + 1
     scope = ItemSearchText.objects.all()
     if not user.is_staff:
         scope = scope.filter(agent_id__anyof=visible_agents(user).values("pk"))
     if connection.vendor != "postgresql":
         ids = list(scope.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
-        memo[q] = ids
+        memo[key] = ids
         return ids
     recent_sql, recent_params = (
         scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS].query.sql_with_params()
@@ -310,7 +309,7 @@ def _search_ids(user, q: str) -> list[int]:
             [*recent_params, pattern, *older_params, limit],
         )
         ids = [row[0] for row in cursor.fetchall()]
-    memo[q] = ids
+    memo[key] = ids
     return ids
 
 

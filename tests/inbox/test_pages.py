@@ -326,6 +326,21 @@ def test_a_search_finds_older_matches_past_the_newest_rows_it_reads_first(client
     assert [i.message for i in client.get("/inbox/?tab=all&q=other").context["items"]] == ["other"]
 
 
+def test_an_open_search_page_shows_matches_that_arrive_after_it_was_rendered(alice, posted):
+    """A socket renders its page many times with one user object: the search's matches are read afresh for
+    each render, never kept from the one before."""
+    from inbox.live import fragments
+
+    posted(interrupt_run("t-1", "r-1", [{"id": "q-1", "reason": "confirmation", "message": "question one"}]))
+    view = fragments.LiveView.parse("view=list&tab=all&q=question")
+    assert "question one" in fragments.render(view, alice, [], full=True).html
+
+    posted(interrupt_run("t-2", "r-2", [{"id": "q-2", "reason": "confirmation", "message": "question two"}]))
+    again = fragments.render(view, alice, [("item.created", {"item": InboxItem.objects.get(interrupt_id="q-2").pk})])
+
+    assert "question two" in again.html and "question one" in again.html
+
+
 def test_the_other_tabs_badges_stop_sooner_than_the_tab_on_screen(client, alice, posted, monkeypatch):
     monkeypatch.setattr("inbox.listing.selectors.LIST_COUNT_LIMIT", 6)
     monkeypatch.setattr("inbox.listing.selectors.LIST_BADGE_COUNT_LIMIT", 3)
