@@ -341,6 +341,26 @@ def test_an_open_search_page_shows_matches_that_arrive_after_it_was_rendered(ali
     assert "question two" in again.html and "question one" in again.html
 
 
+@pytest.mark.parametrize("recent_rows", [5_000, 1])  # found among the newest rows, or through the index
+def test_a_search_takes_percent_underscore_and_backslash_literally(client, alice, posted, monkeypatch, recent_rows):
+    monkeypatch.setattr("inbox.listing.selectors.SEARCH_RECENT_ROWS", recent_rows)
+    messages = ["discount 100% off_now \\ x", "discount 1000 offXnow", "discount 100 off now", "unrelated"]
+    posted(
+        interrupt_run(
+            "t-lit", "r-lit", [{"id": f"l-{n}", "reason": "confirmation", "message": m} for n, m in enumerate(messages)]
+        )
+    )
+    client.force_login(alice)
+
+    def found(q: str) -> list[str]:
+        return [item.message for item in client.get("/inbox/", {"tab": "all", "q": q}).context["items"]]
+
+    assert found("100% off_") == [messages[0]]
+    assert found("off_now \\") == [messages[0]]
+    assert found("100%") == [messages[0]]
+    assert sorted(found("discount 100")) == sorted(messages[:3])
+
+
 def test_the_other_tabs_badges_stop_sooner_than_the_tab_on_screen(client, alice, posted, monkeypatch):
     monkeypatch.setattr("inbox.listing.selectors.LIST_COUNT_LIMIT", 6)
     monkeypatch.setattr("inbox.listing.selectors.LIST_BADGE_COUNT_LIMIT", 3)
