@@ -319,10 +319,10 @@ def _older_matches(scope: QuerySet[ItemSearchText], q: str) -> QuerySet[ItemSear
     for "invoice 424242" it read 16 MB to find one. So it is given one word of ``q`` only, the one most likely to
     be rare (the longest with a digit in it, else the longest), and the whole of ``q`` is checked on the rows it
     returns, in a form the index cannot take (``strpos``). A word shorter than three characters has no trigram
-    to look up: the whole of ``q`` goes to the index then."""
-    words = sorted(_WORD.findall(q), key=lambda word: (any(c.isdigit() for c in word), len(word)), reverse=True)
-    word = words[0] if words else ""
-    if len(word) < 3 or len(word) == len(q):
+    to look up: without a longer one, the whole of ``q`` goes to the index."""
+    words = [word for word in _WORD.findall(q) if len(word) >= 3]
+    word = max(words, key=lambda word: (any(c.isdigit() for c in word), len(word)), default="")
+    if not word or len(word) == len(q):
         return scope.filter(text__icontains=q)
     contains = StrIndex(Upper("text"), Upper(Value(q, output_field=TextField())))
     return scope.filter(text__icontains=word).alias(position=contains).filter(position__gt=0)
