@@ -285,16 +285,18 @@ def _search_ids(user, q: str, *, memo: dict[tuple[Any, str], list[int]]) -> list
     newest rows, where the trigram index alone fetched and sorted all its matches; a rare one goes to the index
     after a short scan (``_older_matches``)."""
     key = (user.pk, q)
-    if key in memo:
-        return memo[key]
+    if key not in memo:
+        memo[key] = _read_search_ids(user, q)
+    return memo[key]
+
+
+def _read_search_ids(user, q: str) -> list[int]:
     limit = LIST_SEARCH_LIMIT + 1
     scope = ItemSearchText.objects.all()
     if not user.is_staff:
         scope = scope.filter(agent_id__anyof=visible_agents(user).values("pk"))
     if connection.vendor != "postgresql":
-        ids = list(scope.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
-        memo[key] = ids
-        return ids
+        return list(scope.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
     recent_sql, recent_params = (
         scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS].query.sql_with_params()
     )
@@ -308,9 +310,7 @@ def _search_ids(user, q: str, *, memo: dict[tuple[Any, str], list[int]]) -> list
             f"UNION ALL ({older_sql}) LIMIT %s",
             [*recent_params, pattern, *older_params, limit],
         )
-        ids = [row[0] for row in cursor.fetchall()]
-    memo[key] = ids
-    return ids
+        return [row[0] for row in cursor.fetchall()]
 
 
 def _older_matches(scope: QuerySet[ItemSearchText], q: str) -> QuerySet[ItemSearchText]:
@@ -351,11 +351,12 @@ def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
     with the history: the current tab counts up to ``LIST_COUNT_LIMIT`` (its pager needs the number; past it
     the tab reads "10,000+" and the pager stops there), the others' badges up to ``LIST_BADGE_COUNT_LIMIT``
     ("1,000+")."""
-    base = _filtered(user, filters)
+    # A search's counts take one match past the limit: it says there are more than the list shows.
+    base = _filtered(user, filters, search_limit=LIST_SEARCH_LIMIT + 1 if filters.q else None)
     if base.query.is_empty():  # nobody logged in
         return dict.fromkeys(TABS, 0)
-    if filters.q:  # one match past the limit says there are more than the list shows
-        return _search_counts(user=user, matches=_filtered(user, filters, search_limit=LIST_SEARCH_LIMIT + 1))
+    if filters.q:
+        return _search_counts(user=user, matches=base)
     querysets = {
         "open": base.filter(_TAB_FILTERS["open"]),
         "mine": base.filter(_TAB_FILTERS["mine"], claimed_by=user.pk),

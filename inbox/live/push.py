@@ -9,8 +9,7 @@ task that committed does not wait for Redis, events leave in the order they were
 layer's Redis connections are reused instead of opened by a fresh ``async_to_sync`` loop per message (which
 cost more than the whole ingest transaction). Pushes to the same groups that queue up behind one another
 (a burst of ingests, within ``INBOX_LIVE_BATCH_SECONDS`` of the first) leave together as one ``inbox.events``
-message per group. A push is best effort: pages refresh what they missed when
-their socket reconnects.
+message per group. A push is best effort: pages refresh what they missed when their socket reconnects.
 """
 
 from __future__ import annotations
