@@ -567,8 +567,8 @@ def _parse_args(text: str) -> Any:
 
 
 def _compact(event: Any) -> dict:
-    data = event.model_dump(mode="json", by_alias=True, exclude={"raw_event"})
-    # Snapshots are kept whole on the run; the event list only notes where they happened.
+    # Snapshots are kept whole on the run; the event list only notes where they happened (without serializing
+    # them once more: a MESSAGES_SNAPSHOT is the whole conversation).
     if event.type in (EventType.STATE_SNAPSHOT, EventType.MESSAGES_SNAPSHOT):
-        return {"type": data["type"]}
-    return data
+        return {"type": event.type.value}
+    return event.model_dump(mode="json", by_alias=True, exclude={"raw_event"})
