@@ -506,17 +506,21 @@ class AuditEvent(models.Model):
             models.Index(fields=["object_type", "object_id"], name="audit_object"),
             # The log filtered by verb, newest first: read in the page's order from the index (by verb alone, a
             # frequent verb was found through the date index, most rows read and thrown away). The verb list
-            # skips through this index too (distinct_values).
-            models.Index(fields=["verb", "-created_at", "-id"], name="audit_verb_newest"),
+            # skips through this index too (distinct_values). Newest first is a backward scan: the keys ascend, so a
+            # new event lands after the last one of its verb and pages fill up (descending keys put each new event
+            # before the previous one, and PostgreSQL split such pages half full: a sweep's 100k audit rows took a
+            # tenth longer to insert).
+            models.Index(fields=["verb", "created_at", "id"], name="audit_verb_newest"),
             # The log filtered by a person or an agent (inbox.audit.exports.actor_filter), newest first. Partial:
-            # system events (the bulk of them, every row a sweep writes) have neither, and pay for no entry.
+            # system events (the bulk of them, every row a sweep writes) have neither, and pay for no entry. Read
+            # backwards, as the verb's.
             models.Index(
-                fields=["actor_user", "-created_at", "-id"],
+                fields=["actor_user", "created_at", "id"],
                 condition=models.Q(actor_user__isnull=False),
                 name="audit_actor_user_newest",
             ),
             models.Index(
-                fields=["actor_agent", "-created_at", "-id"],
+                fields=["actor_agent", "created_at", "id"],
                 condition=models.Q(actor_agent__isnull=False),
                 name="audit_actor_agent_newest",
             ),
