@@ -288,13 +288,16 @@ def bare_sql_ms(queries: list[dict], repeat: int) -> float:
     """p50 of running a page's own SELECTs straight on the connection: the floor the page stands on."""
     from django.db import connection
 
-    selects = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("SELECT", "WITH"))]
+    # A search's ids are read by one "SET enable_seqscan = off; WITH ...; RESET ..." (inbox.listing.selectors).
+    selects = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith(("SELECT", "WITH", "SET ENABLE_"))]
     timings = []
     with connection.cursor() as cursor:
         for _ in range(repeat):
             started = time.perf_counter()
             for sql in selects:
                 cursor.execute(sql)
+                while cursor.description is None and cursor.nextset():
+                    pass
                 cursor.fetchall()
             timings.append((time.perf_counter() - started) * 1000)
     return percentiles(timings)[0]

@@ -283,7 +283,7 @@ def _search_ids(user, q: str, *, memo: dict[tuple[Any, str], list[int]]) -> list
     if those held too few matches (PostgreSQL's Append stops pulling once the limit is met), the older rows
     through the trigram index. A common term ("refundOrder", a third of a million rows) is found among the
     newest rows, where the trigram index alone fetched and sorted all its matches; a rare one goes to the index
-    after a short scan (``_older_matches``)."""
+    after a short scan (``_older_matches``), always: the planner may not trade it for a walk of every row."""
     key = (user.pk, q)
     if key not in memo:
         memo[key] = _read_search_ids(user, q)
@@ -300,16 +300,30 @@ def _read_search_ids(user, q: str) -> list[int]:
     recent_sql, recent_params = (
         scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS].query.sql_with_params()
     )
-    older = _older_matches(scope, q).filter(item_id__lt=RawSQL("(SELECT min(item_id) FROM search_recent)", []))
-    older_sql, older_params = older.order_by("-item_id").values("item_id")[:limit].query.sql_with_params()
+    # The older matches are found through the trigram index, whatever the planner makes of the term: its estimate
+    # of a LIKE comes from a sample, and when the sample overrated a term (a 1-in-1,000 tool name taken for 1 in
+    # 100, after one ANALYZE in forty) it walked the primary key backwards testing every row, or scanned the table
+    # (420 and 240 ms at a million rows, and growing with them). So the older part is planned on its own
+    # (``OFFSET 0``), its bound on ``item_id`` is not an index condition (``+ 0``: it would offer a range scan of
+    # the whole key), and sequential scans are off for this one statement (RESET after it, in the same round trip;
+    # an error rolls the SET back with its transaction). A term without a word of three characters has no trigram
+    # to look up, and the index would be read whole: it keeps the planner's choice.
+    below_recent = RawSQL("(SELECT min(item_id) FROM search_recent)", [])
+    older = _older_matches(scope, q).alias(unindexed_id=F("item_id") + 0).filter(unindexed_id__lt=below_recent)
+    older_sql, older_params = older.order_by().values("item_id").query.sql_with_params()
     pattern = f"%{connection.ops.prep_for_like_query(q)}%"
+    sql = (
+        f"WITH search_recent AS MATERIALIZED ({recent_sql}) "
+        "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
+        f"UNION ALL (SELECT item_id FROM ({older_sql} OFFSET 0) AS older ORDER BY item_id DESC LIMIT %s) LIMIT %s"
+    )
+    indexed = bool(_trigram_word(q))
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"WITH search_recent AS MATERIALIZED ({recent_sql}) "
-            "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
-            f"UNION ALL ({older_sql}) LIMIT %s",
-            [*recent_params, pattern, *older_params, limit],
-        )
+        if indexed:
+            sql = f"SET enable_seqscan = off; {sql}; RESET enable_seqscan"
+        cursor.execute(sql, [*recent_params, pattern, *older_params, limit, limit])
+        if indexed:
+            cursor.nextset()  # past the SET, to the rows
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -320,8 +334,7 @@ def _older_matches(scope: QuerySet[ItemSearchText], q: str) -> QuerySet[ItemSear
     be rare (the longest with a digit in it, else the longest), and the whole of ``q`` is checked on the rows it
     returns, in a form the index cannot take (``strpos``). A word shorter than three characters has no trigram
     to look up: without a longer one, the whole of ``q`` goes to the index."""
-    words = [word for word in _WORD.findall(q) if len(word) >= 3]
-    word = max(words, key=lambda word: (any(c.isdigit() for c in word), len(word)), default="")
+    word = _trigram_word(q)
     if not word or len(word) == len(q):
         return scope.filter(text__icontains=q)
     contains = StrIndex(Upper("text"), Upper(Value(q, output_field=TextField())))
@@ -329,6 +342,12 @@ def _older_matches(scope: QuerySet[ItemSearchText], q: str) -> QuerySet[ItemSear
 
 
 _WORD = re.compile(r"[^\W_]+")  # what pg_trgm takes trigrams of: runs of letters and digits
+
+
+def _trigram_word(q: str) -> str:
+    """The word of ``q`` the trigram index is asked for (``_older_matches``), or "" when no word has a trigram."""
+    words = [word for word in _WORD.findall(q) if len(word) >= 3]
+    return max(words, key=lambda word: (any(c.isdigit() for c in word), len(word)), default="")
 
 
 def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list]:

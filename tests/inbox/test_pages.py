@@ -7,6 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from inbox.models import Decision, InboxItem, Run
@@ -324,6 +325,27 @@ def test_a_search_finds_older_matches_past_the_newest_rows_it_reads_first(client
     assert messages == ["question 9", "question 4", "question 3", "question 2"]
     assert 'data-count="all">4+</span>' in searched.content.decode()
     assert [i.message for i in client.get("/inbox/?tab=all&q=other").context["items"]] == ["other"]
+
+
+def test_a_search_through_the_index_leaves_the_planner_as_it_found_it(client, alice, posted, monkeypatch):
+    """On PostgreSQL the older matches are read with sequential scans off for that one statement, so that a term
+    the statistics overrate is still looked up in the trigram index: the setting is the server's again when the
+    search returns, though the request runs inside a transaction (the test's), where a SET would last."""
+    monkeypatch.setattr("inbox.listing.selectors.SEARCH_RECENT_ROWS", 1)
+    posted(
+        interrupt_run(
+            "t-plan", "r-plan", [{"id": f"p-{n}", "reason": "confirmation", "message": f"plan {n}"} for n in range(3)]
+        )
+    )
+    client.force_login(alice)
+
+    found = [item.message for item in client.get("/inbox/?tab=all&q=plan").context["items"]]
+
+    assert found == ["plan 2", "plan 1", "plan 0"]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW enable_seqscan")
+            assert cursor.fetchone() == ("on",)
 
 
 def test_an_open_search_page_shows_matches_that_arrive_after_it_was_rendered(alice, posted):
