@@ -78,6 +78,9 @@ def setup_django(*, db: str, name: str, var_dir: str, fresh: bool) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    from config.startup import freeze_loaded_objects
+
+    freeze_loaded_objects()  # as a web process does once loaded (config/asgi.py)
 
 
 def drop(name: str) -> None:

@@ -1,7 +1,7 @@
 import os
 
 from celery import Celery
-from celery.signals import beat_init, celeryd_init
+from celery.signals import beat_init, celeryd_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -36,3 +36,11 @@ def drop_connection_pool(**kwargs) -> None:
             close_pool()
         db_config["OPTIONS"].pop("pool")
         connection.settings_dict.get("OPTIONS", {}).pop("pool", None)
+
+
+@worker_process_init.connect
+def freeze_worker_objects(**kwargs) -> None:
+    """Each pool process, once started: what is loaded so far lives as long as the process (config.startup)."""
+    from config.startup import freeze_loaded_objects
+
+    freeze_loaded_objects()
