@@ -381,6 +381,9 @@ def test_a_search_takes_percent_underscore_and_backslash_literally(client, alice
     assert found("off_now \\") == [messages[0]]
     assert found("100%") == [messages[0]]
     assert sorted(found("discount 100")) == sorted(messages[:3])
+    # Quotes and semicolons are text too, never SQL, on the path through the index (with its SET) or not.
+    assert found("100%'; RESET enable_seqscan; --") == []
+    assert found("discount'") == []
 
 
 def test_the_other_tabs_badges_stop_sooner_than_the_tab_on_screen(client, alice, posted, monkeypatch):
