@@ -308,8 +308,9 @@ def _read_search_ids(user, q: str) -> list[int]:
     # the whole key), and sequential scans are off for this one statement (RESET after it, in the same round trip;
     # an error rolls the SET back with its transaction). A term without a word of three characters has no trigram
     # to look up, and the index would be read whole: it keeps the planner's choice.
+    word = _trigram_word(q)
     below_recent = RawSQL("(SELECT min(item_id) FROM search_recent)", [])
-    older = _older_matches(scope, q).alias(unindexed_id=F("item_id") + 0).filter(unindexed_id__lt=below_recent)
+    older = _older_matches(scope, q, word).alias(unindexed_id=F("item_id") + 0).filter(unindexed_id__lt=below_recent)
     older_sql, older_params = older.order_by().values("item_id").query.sql_with_params()
     pattern = f"%{connection.ops.prep_for_like_query(q)}%"
     sql = (
@@ -317,24 +318,23 @@ def _read_search_ids(user, q: str) -> list[int]:
         "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
         f"UNION ALL (SELECT item_id FROM ({older_sql} OFFSET 0) AS older ORDER BY item_id DESC LIMIT %s) LIMIT %s"
     )
-    indexed = bool(_trigram_word(q))
+    if word:
+        sql = f"SET enable_seqscan = off; {sql}; RESET enable_seqscan"
     with connection.cursor() as cursor:
-        if indexed:
-            sql = f"SET enable_seqscan = off; {sql}; RESET enable_seqscan"
         cursor.execute(sql, [*recent_params, pattern, *older_params, limit, limit])
-        if indexed:
-            cursor.nextset()  # past the SET, to the rows
+        while cursor.description is None and cursor.nextset():  # past the SET, to the rows
+            pass
         return [row[0] for row in cursor.fetchall()]
 
 
-def _older_matches(scope: QuerySet[ItemSearchText], q: str) -> QuerySet[ItemSearchText]:
+def _older_matches(scope: QuerySet[ItemSearchText], q: str, word: str) -> QuerySet[ItemSearchText]:
     """Rows of ``scope`` containing ``q``, for the trigram index to find. The index reads a posting list per
     trigram of what it is given, and the trigrams of a common word ("invoice", "thread") list nearly every row:
     for "invoice 424242" it read 16 MB to find one. So it is given one word of ``q`` only, the one most likely to
     be rare (the longest with a digit in it, else the longest), and the whole of ``q`` is checked on the rows it
     returns, in a form the index cannot take (``strpos``). A word shorter than three characters has no trigram
-    to look up: without a longer one, the whole of ``q`` goes to the index."""
-    word = _trigram_word(q)
+    to look up: without a longer one (``word`` is "", from ``_trigram_word``), the whole of ``q`` goes to the
+    index."""
     if not word or len(word) == len(q):
         return scope.filter(text__icontains=q)
     contains = StrIndex(Upper("text"), Upper(Value(q, output_field=TextField())))
