@@ -116,7 +116,7 @@ def test_the_launcher_leaves_no_process_behind(tmp_path, signum):
             except httpx.TransportError:
                 return False
 
-        assert _wait_for(healthy, 120), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
+        assert _wait_for(healthy, 240), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
         children = _descendants(launcher.pid)
         commands = " | ".join(_still_running(children).values())
         for part in ("uvicorn", "worker", "beat", "agents.demo", "redis"):
