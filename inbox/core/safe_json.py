@@ -78,6 +78,58 @@ def check_text(text: str, path: str) -> None:
 
 def check_value(value: Any, path: str = "", *, max_depth: int) -> None:
     """Depth, strings (keys too) and numbers of a decoded JSON value, walked without recursion."""
+    if not _clean(value, max_depth, strings=True):
+        _check_with_paths(value, path, max_depth=max_depth)
+
+
+def _clean(value: Any, max_depth: int, *, strings: bool) -> bool:
+    """True when ``value`` holds nothing ``_check_with_paths`` refuses: the common case, walked without
+    building a path per node (that walk cost most of reading a body). ``strings=False`` skips looking at
+    strings and keys, for text known to hold none that could be refused. False means "look again", with paths."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    bad = _BAD_CHARS.search
+    while stack:
+        current, depth = stack.pop()
+        kind = type(current)
+        if kind is dict:
+            if depth > max_depth:
+                return False
+            if strings and any(type(key) is not str or bad(key) for key in current):
+                return False
+            items = current.values()
+        elif kind is list:
+            if depth > max_depth:
+                return False
+            items = current
+        elif kind is str:
+            if strings and bad(current):
+                return False
+            continue
+        elif kind is float:
+            if not math.isfinite(current):
+                return False
+            continue
+        elif kind is int or kind is bool or current is None:
+            continue
+        else:
+            return False  # a _Refused placeholder, or a type the authority should judge
+        for sub in items:
+            sub_kind = type(sub)
+            if sub_kind is dict or sub_kind is list:
+                stack.append((sub, depth + 1))
+            elif sub_kind is str:
+                if strings and bad(sub):
+                    return False
+            elif sub_kind is float:
+                if not math.isfinite(sub):
+                    return False
+            elif not (sub_kind is int or sub_kind is bool or sub is None):
+                return False
+    return True
+
+
+def _check_with_paths(value: Any, path: str = "", *, max_depth: int) -> None:
+    """The authority: walks every node with its path and raises ``UnsafeJson`` for the first refusal."""
     stack: list[tuple[Any, str, int]] = [(value, path, 1)]
     while stack:
         current, where, depth = stack.pop()
@@ -118,5 +170,10 @@ def loads(data: str | bytes, path: str = "", *, max_depth: int) -> Any:
         ) from None
     except json.JSONDecodeError as exc:
         raise UnsafeJson(path, "json", f"Not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno}).") from None
-    check_value(value, path, max_depth=max_depth)
+    # A NUL or a surrogate can only reach a decoded string through a \u escape (strict parsing refuses raw
+    # control characters, and bytes decode strictly as UTF-8), or raw in a str the caller passed: without
+    # either, only depth and numbers are left to check.
+    strings = "\\u" in text or (not isinstance(data, bytes) and _BAD_CHARS.search(text) is not None)
+    if not _clean(value, max_depth, strings=strings):
+        _check_with_paths(value, path, max_depth=max_depth)
     return value
