@@ -7,7 +7,7 @@ import functools
 import json
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.db.models import Field, ForeignObject, Lookup, Model, QuerySet
@@ -156,11 +156,13 @@ def _insert_sql(batch: Sequence[Model], real: Any, literal: Any, *, plain: bool 
         values = []
         for field, attname, plain_type in plan:
             if plain and plain_type is not None:
-                value = getattr(obj, attname)
+                value: Any = getattr(obj, attname)
                 if value is None:
                     values.append(b"NULL")
                     continue
-                if type(value) is plain_type and (plain_type is not datetime or value.tzinfo is not None):
+                if type(value) is plain_type and (
+                    plain_type is not datetime or cast(datetime, value).tzinfo is not None
+                ):
                     values.append(literal(value))
                     continue
             value = field.get_db_prep_save(field.pre_save(obj, True), real)
@@ -197,7 +199,7 @@ def _plain_type(field: Field) -> type | None:
     """The type of value ``insert_all`` may write for ``field`` as it is, or None (always prepared)."""
     if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
         return None  # pre_save sets the value
-    if type(field) in (models.ForeignKey, models.OneToOneField):
+    if isinstance(field, models.ForeignKey) and type(field) in (models.ForeignKey, models.OneToOneField):
         return _plain_type(field.target_field) if type(field.target_field) in _PLAIN_FIELDS else None
     return _PLAIN_FIELDS.get(type(field))
 
