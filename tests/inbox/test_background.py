@@ -72,3 +72,47 @@ def test_a_long_burst_is_split_into_messages_of_bounded_size() -> None:
     groups = ["inbox.staff"]
     sent = live._coalesce([(groups, message("item.created", n), None) for n in range(live.MAX_MERGED * 2 + 1)])
     assert [len(m["events"]) if m["type"] == "inbox.events" else 1 for _, m in sent] == [live.MAX_MERGED] * 2 + [1]
+
+
+class RecordingLayer:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, dict]] = []
+
+    async def group_send(self, group: str, message: dict) -> None:
+        self.sent.append((group, message))
+
+
+def test_a_burst_from_several_threads_arrives_whole_in_order_and_wakes_the_sender_once_per_batch(
+    monkeypatch, settings
+) -> None:
+    settings.INBOX_LIVE_BATCH_SECONDS = 0.2
+    layer = RecordingLayer()
+    monkeypatch.setattr(live, "get_channel_layer", lambda: layer)
+    sender = live._Sender()
+    wakes: list[object] = []
+    call_soon_threadsafe = sender.loop.call_soon_threadsafe
+
+    def counted(callback, *args):
+        wakes.append(callback)
+        return call_soon_threadsafe(callback, *args)
+
+    sender.loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+
+    def burst(thread: int) -> None:
+        for n in range(250):
+            sender.submit_many([([f"inbox.agent.{thread}"], message(f"t{thread}", n))])
+
+    threads = [threading.Thread(target=burst, args=(number,)) for number in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    sender.flush(timeout=5)
+
+    received: dict[str, list[int]] = {}
+    for group, sent in layer.sent:
+        events = sent["events"] if sent["type"] == "inbox.events" else [sent]
+        received.setdefault(group, []).extend(event["payload"]["n"] for event in events)
+    assert received == {f"inbox.agent.{number}": list(range(250)) for number in range(4)}
+    # 1,000 pushes within a fifth of a second: a wake-up for the first of the batch (and the flush), not per push.
+    assert len(wakes) <= 20, f"{len(wakes)} wake-ups for 1,000 pushes"
