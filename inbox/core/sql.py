@@ -123,7 +123,7 @@ def reserve_ids_sql(model: type[Model], count: int) -> tuple[str, list[Any]]:
     )
 
 
-def insert_all(*batches: Sequence[Model]) -> None:
+def insert_all(*batches: Sequence[Model], commit: bool = False) -> None:
     """Insert unsaved model instances, each batch of one model, as ``INSERT ... VALUES`` statements sent in one
     round trip. Each field goes through its own ``pre_save`` and ``get_db_prep_save``, as in ``bulk_create``;
     a primary key is written when the batch's instances have one (``reserve_ids_sql``), else the database
@@ -135,16 +135,37 @@ def insert_all(*batches: Sequence[Model]) -> None:
     statement: handing psycopg a long query with 200 placeholders would have it parse the query for them on
     every call (it caches that only for short queries). A plain value of one of Django's own field classes
     (see ``_PLAIN_FIELDS``) skips ``pre_save`` and ``get_db_prep_save``, which hand it back unchanged: they were
-    a third of the statement's Python."""
+    a third of the statement's Python.
+
+    ``commit=True``: these inserts are the last writes of the transaction, which commits in the same round
+    trip (``COMMIT`` ends the statement list). Only the outermost ``atomic`` block may end its transaction so:
+    inside a savepoint, or outside any block, the flag is ignored. The block's own commit then finds the
+    transaction over and psycopg sends nothing (``Connection.commit`` is a no-op on an idle connection), and
+    Django runs the ``on_commit`` hooks as usual. If the ``COMMIT`` fails (a deferred constraint), the error
+    is raised here, inside the block, which rolls back as it would have."""
     real = connections[DEFAULT_DB_ALIAS]  # not the proxy: every field's prep reads connection.ops
     with real.cursor() as cursor:
         literal = Transformer(cursor.cursor.connection).as_literal
         statements = [_insert_sql(batch, real, literal) for batch in batches if batch]
         if statements:
+            if commit and ends_transaction(real):
+                statements.append("COMMIT")
             cursor.execute("; ".join(statements))
     for batch in batches:
         for obj in batch:
             obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
+
+
+def ends_transaction(real: Any) -> bool:
+    """Whether a statement sent now may commit the transaction: the connection is in the outermost ``atomic``
+    block (no savepoint under it, none marked for rollback), which commits when it exits."""
+    return bool(
+        real.in_atomic_block
+        and not real.savepoint_ids
+        and real.commit_on_exit
+        and not real.needs_rollback
+        and not real.get_autocommit()
+    )
 
 
 def _insert_sql(batch: Sequence[Model], real: Any, literal: Any, *, plain: bool = True) -> str:

@@ -19,7 +19,7 @@ from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
 from inbox.models import InboxItem, ItemSearchText, Run, Thread
-from inbox.policies.services import apply_policies_at_ingest
+from inbox.policies.services import apply_policies_at_ingest, policies_for_agent
 
 
 @dataclass
@@ -251,12 +251,15 @@ def _run_ingest_once(
                 },
             )
         )
+    record_run(run=run, record=record, items=items, new_thread=new_thread)
     if reserved is not None:
-        insert_all([run], items, search, events)  # one round trip for the four tables
+        # One round trip for the four tables, which also commits when nothing of this transaction is left to
+        # write: only the agent's auto-decision policies write after the items are in (below); the pushes and
+        # the run_ingested receivers only queue work for after the commit.
+        insert_all([run], items, search, events, commit=not policies_for_agent(agent))
     else:
         ItemSearchText.objects.bulk_create(search)
         audit_record(*events)
-    record_run(run=run, record=record, items=items, new_thread=new_thread)
     # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
     groups = live.groups_for(agent_id=agent.pk)
     live.publish_many_on_commit(

@@ -31,13 +31,13 @@ if ON_POSTGRESQL:
         seen: list[str] = []
         real_insert_all = sql.insert_all
 
-        def compared(*batches):
+        def compared(*batches, commit=False):
             for batch in batches:
                 if batch:
                     fast, prepared = both_statements(batch)
                     assert fast == prepared, type(batch[0]).__name__
                     seen.append(type(batch[0]).__name__)
-            real_insert_all(*batches)
+            real_insert_all(*batches, commit=commit)
 
         monkeypatch.setattr("inbox.ingest.services.insert_all", compared)
         response = ingest(agent, spec_example("parallel_interrupts"))
