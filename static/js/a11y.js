@@ -46,7 +46,11 @@
     document.querySelectorAll(".table-card, .card, .tabs").forEach(function (box) {
       if (box.hasAttribute("tabindex") || box.scrollWidth <= box.clientWidth + 1) return;
       box.setAttribute("tabindex", "0");
-      if (!box.hasAttribute("role")) box.setAttribute("role", "region");
+      // Only a plain box becomes a region: a <nav> (the list's tabs) or a <form> (the audit log's filters) has a
+      // role of its own, and role="region" is not one axe allows on them.
+      if (!box.hasAttribute("role") && (box.tagName === "DIV" || box.tagName === "SECTION")) {
+        box.setAttribute("role", "region");
+      }
       if (!box.hasAttribute("aria-label")) {
         var title = box.querySelector(".card-title, h2, h3, caption");
         box.setAttribute("aria-label", title ? title.textContent.trim().slice(0, 80) : "Scrollable content");
