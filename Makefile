@@ -88,7 +88,7 @@ bench-smoke: $(STAMP)
 	  tail -n 2 $(CURDIR)/var/bench-smoke.log; echo "   ($$(( $$(date +%s) - step )) s)"; }; \
 	mkdir -p var; \
 	run bench/inbox_list.py --items 2000 --open 200 --repeat 2 --name bench_smoke_pages --keep; \
-	run bench/pages.py --repeat 2 --name bench_smoke_pages --reuse; \
+	run bench/pages.py --repeat 2 --name bench_smoke_pages --reuse --drop; \
 	run bench/ingest.py --requests 40 --rounds 1 --concurrency 4; \
 	run bench/expiry.py --items 1000 --fresh 100; \
 	run bench/export.py --decisions 1000; \

@@ -362,21 +362,25 @@ def arguments(description: str, default_name: str) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--name", default=default_name, help="PostgreSQL database name")
     parser.add_argument("--keep", action="store_true", help="keep the database for a later --reuse")
-    parser.add_argument("--reuse", action="store_true", help="measure a database kept by an earlier --keep")
+    parser.add_argument(
+        "--reuse", action="store_true", help="measure a database kept by an earlier --keep (it stays kept)"
+    )
+    parser.add_argument("--drop", action="store_true", help="drop the database at the end, even a reused one")
     return parser.parse_args()
 
 
 @contextmanager
 def scratch_database(args: argparse.Namespace) -> Iterator[Dataset]:
     """The loaded database the arguments ask for (a kept one with ``--reuse``), dropped at the end unless
-    ``--keep``."""
+    ``--keep`` or ``--reuse`` (a database kept to be measured again is not lost by measuring it once more;
+    ``--drop`` drops it all the same)."""
     with tempfile.TemporaryDirectory(prefix="bench-") as var_dir:
         reuse = args.reuse and args.db == "postgres" and database_exists(args.name)
         try:
             setup_django(db=args.db, name=args.name, var_dir=var_dir, fresh=not reuse)
             yield existing() if reuse else load(items=args.items, open_count=args.open)
         finally:
-            if args.db == "postgres" and not args.keep:
+            if args.db == "postgres" and (args.drop or not (args.keep or args.reuse)):
                 drop(args.name)
 
 

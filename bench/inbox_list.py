@@ -1,14 +1,14 @@
 """Server time of the inbox list page (`/inbox/`) on a large inbox: every tab, filters, a deep page, text search.
 
 Loads a scratch database with ``bench/fixture.py`` (PostgreSQL ``bench_inbox_list`` by default, dropped
-afterwards unless ``--keep``; ``--db sqlite`` uses a temporary SQLite file), then renders each page in-process
-with Django's test client for a staff user (sees everything) and a team approver (sees a fifth of it). Prints
+afterwards unless ``--keep`` or ``--reuse``; ``--db sqlite`` uses a temporary SQLite file), then renders each
+page in-process with Django's test client for a staff user (sees everything) and a team approver (sees a fifth of it). Prints
 p50 / p95 milliseconds and the SQL query count per page, beside the p50 of running the page's own queries
 straight on the connection (the page's bare SQL, measured in the same run) and the ratio. Nothing leaves
 127.0.0.1.
 
     .venv/bin/python bench/inbox_list.py [--db postgres|sqlite] [--items 1000000] [--open 100000] [--repeat 15]
-        [--keep] [--reuse]   # keep the loaded database / measure a kept one again without reloading
+        [--keep] [--reuse [--drop]]   # keep the loaded database / measure a kept one again (and drop it)
 """
 
 from __future__ import annotations

@@ -2,15 +2,15 @@
 the audit log with filters, and the expiry sweep with nothing stale.
 
 Loads a scratch database with ``bench/fixture.py`` (PostgreSQL ``bench_pages`` by default, dropped afterwards
-unless ``--keep``; ``--db sqlite`` uses a temporary SQLite file) and requests each page in-process with Django's
-test client, as a staff user and as a team approver. Prints p50 / p95 milliseconds and the SQL query count per
-page, beside a reference measured in the same run and their ratio: for a GET the page's own queries run
-straight on the connection (its bare SQL); for a decision its statements replayed in a transaction that is
-rolled back. Every decision decides a different open item. Nothing leaves 127.0.0.1 (the resumes the
+unless ``--keep`` or ``--reuse``; ``--db sqlite`` uses a temporary SQLite file) and requests each page in-process
+with Django's test client, as a staff user and as a team approver. Prints p50 / p95 milliseconds and the SQL
+query count per page, beside a reference measured in the same run and their ratio: for a GET the page's own
+queries run straight on the connection (its bare SQL); for a decision its statements replayed in a transaction
+that is rolled back. Every decision decides a different open item. Nothing leaves 127.0.0.1 (the resumes the
 decisions queue go to a Redis queue of the benchmark's own, emptied at the end).
 
     .venv/bin/python bench/pages.py [--db postgres|sqlite] [--items 1000000] [--open 100000] [--repeat 15]
-        [--keep] [--reuse]
+        [--keep] [--reuse [--drop]]
 """
 
 from __future__ import annotations
