@@ -71,6 +71,20 @@ may_see = database_sync_to_async(access.may_see)
 
 
 class InboxConsumer(AsyncJsonWebsocketConsumer):
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Every message to the browser goes through ``dropping_when_gone``: uvicorn raises ``ClientDisconnected``
+        (an ``OSError``) for a send after the socket closed, and it ended the consumer with a logged traceback
+        each time a page was closed while pushes were on their way. The push is dropped instead; the disconnect
+        event that follows cleans up."""
+
+        async def dropping_when_gone(message: dict[str, Any]) -> None:
+            try:
+                await send(message)
+            except OSError as error:
+                log.debug("live socket already closed, %s dropped: %r", message.get("type"), error)
+
+        await super().__call__(scope, receive, dropping_when_gone)
+
     async def connect(self) -> None:
         self.user = self.scope.get("user")
         if self.user is None or not self.user.is_authenticated:

@@ -280,3 +280,39 @@ def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_it
             await socket.disconnect()
 
     run_scenario(scenario)
+
+
+def test_a_push_to_a_browser_already_gone_is_dropped_without_ending_the_consumer(agent, ingest, alice):
+    """uvicorn raises ClientDisconnected (an OSError) for a send after the browser closed the socket; the push
+    is dropped and the consumer lives on to handle the disconnect, instead of dying with a traceback."""
+    import asyncio
+
+    from uvicorn.protocols.utils import ClientDisconnected
+
+    cookie = session_cookie(alice)
+    post = sync_to_async(ingest)
+    gone = {"yes": False}
+
+    class Browser(asyncio.Queue):  # where the consumer's messages go: raises as uvicorn does once it is closed
+        async def put(self, message):
+            if gone["yes"] and message["type"] == "websocket.send":
+                raise ClientDisconnected
+            await super().put(message)
+
+    async def scenario() -> None:
+        await sync_to_async(live.flush)()
+        socket = await open_socket(cookie)
+        socket._output_queue = Browser()
+        assert (await socket.connect(timeout=5))[0]
+        assert (await socket.receive_json_from(timeout=5))["event"] == "hello"
+        gone["yes"] = True
+        assert (await post(agent, confirmation_run("t-gone", "r-1"))).status_code == 201
+        await sync_to_async(live.flush)()
+        assert await socket.receive_nothing(timeout=0.3)
+        assert not socket.future.done()  # the consumer did not end with the error
+        gone["yes"] = False
+        assert (await post(agent, confirmation_run("t-back", "r-1"))).status_code == 201
+        assert (await socket.receive_json_from(timeout=5))["event"] == "item.created"
+        await socket.disconnect()
+
+    run_scenario(scenario)
