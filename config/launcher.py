@@ -127,10 +127,15 @@ def main() -> int:
     var_dir.mkdir(parents=True, exist_ok=True)
     ensure_secret_key(var_dir / "secret_key")
 
-    stopping = threading.Event()
+    # Set by the signal handlers, read by the loops below. A plain list, not a threading.Event: a handler runs in
+    # the main thread between any two bytecodes, also inside the Event's own wait or set, and Event.set takes a
+    # lock that is not reentrant. A second signal arriving while the first handler was in Event.set (`timeout`
+    # signals make and then the whole process group; Ctrl-C reaches make and us) deadlocked the launcher, and
+    # nothing was stopped. Appending to a list takes no lock.
+    stopping: list[str] = []
 
-    def stop(*_args: Any) -> None:
-        stopping.set()
+    def stop(signum: int, _frame: Any) -> None:
+        stopping.append(signal.Signals(signum).name)
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, stop)
@@ -198,7 +203,7 @@ def main() -> int:
 
     processes: dict[str, subprocess.Popen] = {}
     for name, command in commands.items():
-        if stopping.is_set():
+        if stopping:
             break
         processes[name] = subprocess.Popen(
             command,
@@ -216,14 +221,15 @@ def main() -> int:
     print(f"\nApproval Inbox is starting on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
 
     exit_code = 0
-    while not stopping.is_set():
+    while not stopping:
         for name, process in processes.items():
             if process.poll() is not None:
                 print(f"{name} exited with code {process.returncode}; stopping the rest.", flush=True)
                 exit_code = process.returncode or 1
-                stopping.set()
+                stopping.append(name)
                 break
-        stopping.wait(0.5)
+        else:
+            time.sleep(0.5)
 
     print("\nStopping…", flush=True)
     for process in processes.values():
