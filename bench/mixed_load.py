@@ -112,19 +112,14 @@ def main() -> int:
             processes.append(subprocess.Popen(list(command), cwd=ROOT, env=env, stdout=subprocess.DEVNULL))
 
         start(py, "-m", "agents.demo", "--port", str(demo_port))
-        start(
-            py, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port),
-            "--workers", str(args.web), "--no-access-log", "--log-level", "warning",
-        )  # fmt: skip
+        # Options without spaces are written as one string each; paths stay separate arguments.
+        uvicorn = f"--host 127.0.0.1 --port {port} --workers {args.web} --no-access-log --log-level warning"
+        start(py, "-m", "uvicorn", "config.asgi:application", *uvicorn.split())
         for n in range(args.workers):
-            start(
-                py, "-m", "celery", "-A", "config", "worker", "-Q", PREFIX, "-c", "1", "-n", f"load-{n}@%h",
-                "--loglevel", "WARNING",
-            )  # fmt: skip
-        start(
-            py, "-m", "celery", "-A", "config", "beat", "--loglevel", "WARNING",
-            "-s", os.path.join(var_dir, "celerybeat-schedule"),
-        )  # fmt: skip
+            worker = f"worker -Q {PREFIX} -c 1 -n load-{n}@%h --loglevel WARNING"
+            start(py, "-m", "celery", "-A", "config", *worker.split())
+        schedule = os.path.join(var_dir, "celerybeat-schedule")
+        start(py, "-m", "celery", "-A", "config", "beat", "--loglevel", "WARNING", "-s", schedule)
         _wait_for(f"http://127.0.0.1:{port}/accounts/login/")
         load_env = {
             **env,
@@ -138,23 +133,13 @@ def main() -> int:
                 str(Path(py).parent / "locust"),
                 "-f",
                 str(ROOT / "bench" / "locustfile.py"),
-                "--headless",
-                "--host",
-                f"http://127.0.0.1:{port}",
-                "--users",
-                str(users),
-                "--spawn-rate",
-                str(max(10, users // 5)),
-                "--run-time",
-                f"{args.seconds}s",
                 "--csv",
                 csv_prefix,
-                "--only-summary",
-                "--stop-timeout",
-                "10",
-                "--loglevel",
-                "WARNING",
-            ],  # fmt: skip
+                *(
+                    f"--headless --host http://127.0.0.1:{port} --users {users} --spawn-rate {max(10, users // 5)} "
+                    f"--run-time {args.seconds}s --only-summary --stop-timeout 10 --loglevel WARNING"
+                ).split(),
+            ],
             cwd=ROOT,
             env=load_env,
             capture_output=True,
