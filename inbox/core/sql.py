@@ -159,13 +159,7 @@ def insert_all(*batches: Sequence[Model], commit: bool = False) -> None:
 def ends_transaction(real: Any) -> bool:
     """Whether a statement sent now may commit the transaction: the connection is in the outermost ``atomic``
     block (no savepoint under it, none marked for rollback), which commits when it exits."""
-    return bool(
-        real.in_atomic_block
-        and not real.savepoint_ids
-        and real.commit_on_exit
-        and not real.needs_rollback
-        and not real.get_autocommit()
-    )
+    return real.in_atomic_block and not real.savepoint_ids and real.commit_on_exit and not real.needs_rollback
 
 
 def _insert_sql(batch: Sequence[Model], real: Any, literal: Any, *, plain: bool = True) -> str:

@@ -36,6 +36,8 @@ def test_only_the_outermost_atomic_block_may_end_its_transaction() -> None:
 
 @contextmanager
 def statements_sent() -> Iterator[list[str]]:
+    """The statements sent through cursors. Not CaptureQueriesContext: it also lists Django's own COMMIT, which
+    psycopg does not send when the inserts already committed."""
     sent: list[str] = []
 
     def record(execute, sql_text, params, many, context):
