@@ -9,6 +9,7 @@ from django.db import models
 from django.utils import timezone
 
 from agents.models import Agent
+from inbox.core.sql import SqlValue
 from inbox.models import AuditEvent
 
 
@@ -55,7 +56,8 @@ def audit_event(
         actor_label=actor.label,
         verb=verb,
         object_type=_object_type(obj),
-        object_id=str(obj.pk),
+        # An id the statement that writes the row computes (inbox.core.sql.insert_unless_exists), or the pk.
+        object_id=obj.pk.text() if isinstance(obj.pk, SqlValue) else str(obj.pk),
         agent_id=agent.pk if agent is not None else getattr(obj, "agent_id", None),
         thread_id=thread.pk if thread is not None else getattr(obj, "thread_id", None),
         data=data or {},

@@ -24,8 +24,17 @@ CORE_REASONS = {"tool_call", "input_required", "confirmation"}
 
 
 def record_run(*, run: Run, record: RunRecord, items: list[InboxItem], new_thread: bool) -> None:
-    """Observations of one stored run: its outcome, RUN_ERROR shape and, for an interrupt, the boundary
-    snapshots and each interrupt's binding, reason, schema, expiry and id."""
+    """Write the observations of one stored run (``observe_run``)."""
+    save(
+        agent_id=run.agent_id,
+        run=run,
+        observations=observe_run(run=run, record=record, items=items, new_thread=new_thread),
+    )
+
+
+def observe_run(*, run: Run, record: RunRecord, items: list[InboxItem], new_thread: bool) -> list[Observation]:
+    """Observations of one run: its outcome, RUN_ERROR shape and, for an interrupt, the boundary snapshots and
+    each interrupt's binding, reason, schema, expiry and id."""
     found: list[Observation] = [_outcome(record)]
     if record.outcome == Run.Outcome.ERROR:
         started = any(event.get("type") == "RUN_STARTED" for event in record.events)
@@ -36,7 +45,7 @@ def record_run(*, run: Run, record: RunRecord, items: list[InboxItem], new_threa
         reused = set() if new_thread else _reused_ids(run, [i.id for i in record.interrupts])
         for interrupt, item in zip(record.interrupts, items, strict=True):
             found.extend(_interrupt(interrupt, item, proposed, reused, record.thread_id))
-    save(agent_id=run.agent_id, run=run, observations=found)
+    return found
 
 
 def record_resume(*, resume: Resume, resumed: Run, record: RunRecord, items: list[InboxItem]) -> None:
@@ -144,6 +153,19 @@ def forget_written() -> None:
     _written.clear()
 
 
+def _fresh(agent_id: int, behaviour: str, variant: str, moment: float) -> bool:
+    """This process wrote the observation less than ``INBOX_CONFORMANCE_REFRESH_SECONDS`` ago."""
+    written = _written.get((agent_id, behaviour, variant))
+    return written is not None and moment - written < settings.INBOX_CONFORMANCE_REFRESH_SECONDS
+
+
+def unwritten(*, agent_id: int, observations: list[Observation]) -> bool:
+    """Whether ``save`` would write any of these observations (an ingest that would not can skip its
+    transaction: ``inbox.ingest.services``)."""
+    moment = time.monotonic()
+    return any(not _fresh(agent_id, behaviour, variant, moment) for behaviour, variant, _detail in observations)
+
+
 def save(*, agent_id: int, run: Run | None, observations: list[Observation], now: datetime | None = None) -> None:
     """Upsert the observations (one statement): last seen now, this run the example, first seen kept.
 
@@ -152,13 +174,11 @@ def save(*, agent_id: int, run: Run | None, observations: list[Observation], now
     their row locks until each other's commit. So "last seen" and its example run are up to that long behind
     per web process; an observation never seen before is written at once."""
     now = now or timezone.now()
-    refresh = settings.INBOX_CONFORMANCE_REFRESH_SECONDS
     moment = time.monotonic()
     rows: dict[tuple[str, str], ConformanceObservation] = {}
     for behaviour, variant, detail in observations:
         BY_KEY[behaviour].variant(variant)  # a typo here is a bug, not data
-        written = _written.get((agent_id, behaviour, variant))
-        if written is not None and moment - written < refresh:
+        if _fresh(agent_id, behaviour, variant, moment):
             continue
         rows[(behaviour, variant)] = ConformanceObservation(
             agent_id=agent_id,

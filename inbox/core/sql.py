@@ -151,9 +151,122 @@ def insert_all(*batches: Sequence[Model], commit: bool = False) -> None:
             if commit and ends_transaction(real):
                 statements.append("COMMIT")
             cursor.execute("; ".join(statements))
+    _mark_saved(batches)
+
+
+def _mark_saved(batches: Sequence[Sequence[Model]]) -> None:
     for batch in batches:
         for obj in batch:
             obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
+
+
+_UNSET = object()
+
+
+class SqlValue:
+    """A value of a row that ``insert_unless_exists`` writes as SQL computed by the statement itself: the id of
+    its first row, or an id it takes from a sequence. Set it on an instance where the value goes (a primary or
+    foreign key, or its text in a ``CharField``); once the statement has run, the instance holds the value."""
+
+    __slots__ = ("sql", "key", "index", "as_text")
+
+    def __init__(self, sql: str, key: str, index: int | None = None, *, as_text: bool = False) -> None:
+        self.sql, self.key, self.index, self.as_text = sql.encode(), key, index, as_text
+
+    def text(self) -> SqlValue:
+        """The same value as text (an ``object_id`` column that names a row of any table)."""
+        return SqlValue(self.sql.decode() + "::text", self.key, self.index, as_text=True)
+
+    def resolve(self, computed: dict[str, Any]) -> Any:
+        value = computed[self.key] if self.index is None else computed[self.key][self.index]
+        return str(value) if self.as_text else value
+
+    def __repr__(self) -> str:
+        return f"SqlValue({self.sql.decode()!r})"
+
+
+class Reserved:
+    """``count`` ids of ``model``'s primary key taken by ``insert_unless_exists`` from its sequence: ``ids[i]``
+    is the i-th as a ``SqlValue``. Ids a statement took but did not use (the row existed) are skipped, as any
+    rolled back insert's would be."""
+
+    def __init__(self, name: str, model: type[Model], count: int) -> None:
+        if not name.isidentifier() or not name.islower():
+            raise ValueError(f"{name!r} names a column of the statement: lower-case letters, digits and _")
+        self.name, self.model, self.count = name, model, int(count)
+        self.ids = [SqlValue(f"ids.{name}[{i + 1}]", name, i) for i in range(count)]
+
+
+def insert_unless_exists(
+    first: Model, unique: Sequence[str], *batches: Sequence[Model], reserve: Sequence[Reserved] = ()
+) -> bool:
+    """Insert ``first`` unless a row with the same ``unique`` fields exists and, only if it was inserted, the
+    ``batches`` (as ``insert_all`` would), in one statement: a data-modifying ``WITH``, which PostgreSQL runs
+    as one transaction of its own when no transaction is open. Returns whether the rows were written; if not,
+    nothing was (and ``first``'s row was not locked either: the caller takes its slower path).
+
+    The statement computes the ids the rows point at: ``first.pk`` must be ``first_pk(type(first))`` (a foreign
+    key built from ``first`` then carries it), and each ``Reserved`` takes ids from its model's sequence
+    (``Reserved.ids``). After the statement every ``SqlValue`` on ``first`` and on the batches' instances is
+    replaced by its value, and the instances are marked as saved. PostgreSQL only; ``first``'s table must have
+    a unique constraint on ``unique``.
+
+    It saves an ingest on a new thread the round trips of ``BEGIN`` and of the thread's own upsert: one round
+    trip writes the thread, the run, its items and their audit rows."""
+    real = connections[DEFAULT_DB_ALIAS]
+    quote = real.ops.quote_name
+    meta = first._meta
+    with real.cursor() as cursor:
+        literal = Transformer(cursor.cursor.connection).as_literal
+        head, plan = _insert_head(type(first), with_pk=False)
+        columns = ", ".join(quote(_column(meta.get_field(name))) for name in unique)
+        parts = [
+            f"gate AS ({head}{_row(first, plan, real, literal).decode()} ON CONFLICT ({columns}) DO NOTHING "
+            f"RETURNING {quote(_column(meta.pk))})"
+        ]
+        if reserve:
+            parts.append(
+                "ids AS (SELECT "
+                + ", ".join(
+                    f"ARRAY(SELECT nextval(pg_get_serial_sequence({_text(literal, r.model._meta.db_table)}, "
+                    f"{_text(literal, _column(r.model._meta.pk))})) FROM generate_series(1, {r.count})) AS {r.name}"
+                    for r in reserve
+                )
+                + ")"
+            )
+        # Each batch's rows join first's row (none when it existed: nothing is written) and the ids, which
+        # their values name as columns (LATERAL): a scalar subquery per value cost PostgreSQL more to plan.
+        sources = "gate" + (", ids" if reserve else "")
+        written = [batch for batch in batches if batch]
+        for number, batch in enumerate(written):
+            insert = _insert_sql(batch, real, literal, select=f"SELECT v.* FROM {sources}, LATERAL")
+            parts.append(f"w{number} AS ({insert}) AS v)")
+        outputs = ", ".join(["gate.*"] + [f"ids.{r.name}" for r in reserve])
+        cursor.execute(f"WITH {', '.join(parts)} SELECT {outputs} FROM {sources}")
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    computed: dict[str, Any] = {"first": row[0], **{r.name: row[1 + n] for n, r in enumerate(reserve)}}
+    for obj in [first, *(obj for batch in written for obj in batch)]:
+        values = obj.__dict__
+        for name, value in values.items():
+            if type(value) is SqlValue:
+                values[name] = value.resolve(computed)
+    _mark_saved([[first], *written])
+    return True
+
+
+def first_pk(model: type[Model]) -> SqlValue:
+    """The primary key of the row ``insert_unless_exists`` inserts first, as the statement computes it."""
+    return SqlValue(f"gate.{connection.ops.quote_name(_column(model._meta.pk))}", "first")
+
+
+def _column(field: Any) -> str:
+    return str(field.column)
+
+
+def _text(literal: Any, value: str) -> str:
+    return literal(value).decode()
 
 
 def ends_transaction(real: Any) -> bool:
@@ -162,28 +275,43 @@ def ends_transaction(real: Any) -> bool:
     return real.in_atomic_block and not real.savepoint_ids and real.commit_on_exit and not real.needs_rollback
 
 
-def _insert_sql(batch: Sequence[Model], real: Any, literal: Any, *, plain: bool = True) -> str:
+def _insert_sql(batch: Sequence[Model], real: Any, literal: Any, *, plain: bool = True, select: str = "") -> str:
     """One batch's ``INSERT``. ``plain=False`` sends every value through its field's preparation (tests compare
-    the two)."""
+    the two). With ``select`` (``SELECT v.* FROM <sources>, LATERAL``) it is left open as ``INSERT ... <select>
+    (VALUES ...`` for the caller to end (``) AS v``); its ``NULL``s are typed, since a ``VALUES`` list outside an
+    ``INSERT`` takes its columns' types from its values."""
     head, plan = _insert_head(type(batch[0]), with_pk=batch[0].pk is not None)
-    rows = []
-    for obj in batch:
-        values = []
-        for field, attname, plain_type in plan:
-            if plain and plain_type is not None:
-                value: Any = getattr(obj, attname)
-                if value is None:
-                    values.append(b"NULL")
-                    continue
-                if type(value) is plain_type and (
-                    plain_type is not datetime or cast(datetime, value).tzinfo is not None
-                ):
-                    values.append(literal(value))
-                    continue
-            value = field.get_db_prep_save(field.pre_save(obj, True), real)
-            values.append(b"NULL" if value is None else literal(value))
-        rows.append(b"(" + b", ".join(values) + b")")
-    return head + b", ".join(rows).decode()
+    rows = b", ".join(_row(obj, plan, real, literal, plain=plain, typed=bool(select)) for obj in batch).decode()
+    if select:
+        return f"{head.removesuffix('VALUES ')}{select} (VALUES {rows}"
+    return head + rows
+
+
+def _row(
+    obj: Model,
+    plan: list[tuple[Field, str, type | None, bytes]],
+    real: Any,
+    literal: Any,
+    *,
+    plain: bool = True,
+    typed: bool = False,
+) -> bytes:
+    values = []
+    for field, attname, plain_type, null in plan:
+        value: Any = obj.__dict__.get(attname, _UNSET)
+        if type(value) is SqlValue:
+            values.append(value.sql)
+            continue
+        if plain and plain_type is not None and value is not _UNSET:
+            if value is None:
+                values.append(null if typed else b"NULL")
+                continue
+            if type(value) is plain_type and (plain_type is not datetime or cast(datetime, value).tzinfo is not None):
+                values.append(literal(value))
+                continue
+        value = field.get_db_prep_save(field.pre_save(obj, True), real)
+        values.append((null if typed else b"NULL") if value is None else literal(value))
+    return b"(" + b", ".join(values) + b")"
 
 
 # Django's field classes (exactly these, not subclasses) whose pre_save and get_db_prep_save return a value of
@@ -220,11 +348,14 @@ def _plain_type(field: Field) -> type | None:
 
 
 @functools.cache
-def _insert_head(model: type[Model], *, with_pk: bool) -> tuple[str, list[tuple[Field, str, type | None]]]:
+def _insert_head(model: type[Model], *, with_pk: bool) -> tuple[str, list[tuple[Field, str, type | None, bytes]]]:
     """``model``'s ``INSERT INTO ... VALUES `` up to the rows, and the fields ``insert_all`` writes, each with
-    its attribute and the type of value it may write as it is."""
+    its attribute, the type of value it may write as it is, and its typed ``NULL``."""
     quote = connection.ops.quote_name
     fields = [field for field in model._meta.concrete_fields if with_pk or not field.primary_key]
     columns = ", ".join(quote(str(field.column)) for field in fields)
-    plan = [(field, field.attname, _plain_type(field)) for field in fields]
+    plan = [
+        (field, field.attname, _plain_type(field), f"NULL::{field.cast_db_type(connection)}".encode())
+        for field in fields
+    ]
     return f"INSERT INTO {quote(model._meta.db_table)} ({columns}) VALUES ", plan

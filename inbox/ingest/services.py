@@ -4,21 +4,23 @@ its AuditEvents there, and queues Celery tasks and live pushes with ``transactio
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, cast
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
-from inbox.conformance.recorder import record_run
-from inbox.core.sql import insert_all, reserve_ids_sql
+from inbox.conformance.recorder import observe_run, record_run, unwritten
+from inbox.core.sql import Reserved, SqlValue, first_pk, insert_all, insert_unless_exists, reserve_ids_sql
 from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
-from inbox.models import InboxItem, ItemSearchText, Run, Thread
+from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
 from inbox.policies.services import apply_policies_at_ingest, policies_for_agent
 
 
@@ -95,6 +97,12 @@ def run_ingest(
     """
     for _ in range(3):
         try:
+            if _may_write_at_once(agent=agent, source=source):
+                stored = _ingest_on_new_thread(
+                    agent=agent, record=record, source=source, actor=actor, run_input=run_input
+                )
+                if stored is not None:
+                    return stored
             return _run_ingest_once(agent=agent, record=record, source=source, actor=actor, run_input=run_input)
         except IntegrityError:
             existing = Run.objects.filter(
@@ -113,6 +121,53 @@ def _replay(existing: Run, record: RunRecord) -> IngestResult:
         "run_conflict",
         f"Run {record.run_id!r} on thread {record.thread_id!r} was already posted with different content.",
     )
+
+
+def _may_write_at_once(*, agent: Agent, source: str) -> bool:
+    """Whether a run may first be tried as the first of a new thread, in one statement of its own
+    (``_ingest_on_new_thread``): on PostgreSQL, outside a caller's transaction, for an agent with no
+    auto-decision policies (they write after the items are in), and not for a resume's reply (its thread
+    always exists)."""
+    return (
+        connection.vendor == "postgresql"
+        and not connection.in_atomic_block
+        and source != Run.Source.RESUME
+        and not policies_for_agent(agent)
+    )
+
+
+def _ingest_on_new_thread(
+    *, agent: Agent, record: RunRecord, source: str, actor: Actor | None, run_input: dict | None
+) -> IngestResult | None:
+    """Store a run that opens a new thread in one round trip: the thread, the run, its items, their search
+    rows and the audit rows in one statement, which is its own transaction (``insert_unless_exists``). None,
+    with nothing written, when the thread exists: its open items and earlier runs must be checked under its
+    lock, which ``_run_ingest_once`` does. Also None when the run has conformance observations to write
+    (``inbox.conformance.recorder.unwritten``), which that path writes in its transaction.
+
+    A new thread has no runs and no open items, so none of ``_run_ingest_once``'s checks can refuse the run;
+    what it writes, and what happens after the commit, are the same (``_new_rows``, ``_after_store``)."""
+    actor = actor or Actor.for_agent(agent)
+    now = timezone.now()
+    thread = Thread(agent=agent, thread_id=record.thread_id, created_at=now, updated_at=now)
+    thread.pk = cast(Any, first_pk(Thread))  # an id the statement computes (also for the foreign keys below)
+    runs, item_ids = Reserved("runs", Run, 1), Reserved("items", InboxItem, len(record.interrupts))
+    run, items = _new_run_and_items(
+        agent=agent,
+        record=record,
+        thread=thread,
+        now=now,
+        source=source,
+        run_input=run_input,
+        run_pk=runs.ids[0],
+        item_pks=item_ids.ids,
+    )
+    if unwritten(agent_id=agent.pk, observations=observe_run(run=run, record=record, items=items, new_thread=True)):
+        return None
+    search, events = _search_and_audit(run=run, items=items, thread=thread, actor=actor, source=source)
+    if not insert_unless_exists(thread, ["agent", "thread_id"], [run], items, search, events, reserve=[runs, item_ids]):
+        return None
+    return _after_store(agent=agent, run=run, items=items)
 
 
 @transaction.atomic
@@ -152,9 +207,47 @@ def _run_ingest_once(
                 "run is refused until they are decided (AG-UI interrupts rule 4).",
             ).with_open_items(blocking)
 
+    run, items = _new_run_and_items(
+        agent=agent,
+        record=record,
+        thread=thread,
+        now=now,
+        source=source,
+        run_input=run_input,
+        run_pk=reserved.run if reserved else None,
+        item_pks=reserved.items if reserved else None,
+    )
+    if reserved is None:  # the database numbers the rows as they are written
+        run.save(force_insert=True)
+        InboxItem.objects.bulk_create(items)  # sets primary keys on SQLite 3.35+, which we require
+    search, events = _search_and_audit(run=run, items=items, thread=thread, actor=actor, source=source)
+    record_run(run=run, record=record, items=items, new_thread=new_thread)
+    if reserved is not None:
+        # One round trip for the four tables, which also commits when nothing of this transaction is left to
+        # write: only the agent's auto-decision policies write after the items are in (in _after_store); the
+        # pushes and the run_ingested receivers only queue work for after the commit.
+        insert_all([run], items, search, events, commit=not policies_for_agent(agent))
+    else:
+        ItemSearchText.objects.bulk_create(search)
+        audit_record(*events)
+    return _after_store(agent=agent, run=run, items=items)
+
+
+def _new_run_and_items(
+    *,
+    agent: Agent,
+    record: RunRecord,
+    thread: Thread,
+    now: datetime,
+    source: str,
+    run_input: dict | None,
+    run_pk: int | SqlValue | None,
+    item_pks: Sequence[int | SqlValue] | None,
+) -> tuple[Run, list[InboxItem]]:
+    """The run and its items, unsaved, with the given primary keys (None: the database numbers them)."""
     expiries = [now + agent.default_ttl if i.expires_at is None else i.expires_at for i in record.interrupts]
     run = Run(
-        pk=reserved.run if reserved else None,
+        pk=cast(Any, run_pk),
         agent=agent,
         thread=thread,
         run_id=record.run_id,
@@ -176,9 +269,7 @@ def _run_ingest_once(
         notified_at=None if expiries and all(expires_at > now for expires_at in expiries) else now,
         created_at=now,
     )
-    if reserved is None:  # the database numbers the rows as they are written
-        run.save(force_insert=True)
-    item_pks = iter(reserved.items if reserved else [])
+    pks = iter(item_pks or [])
     items = []
     # One interrupt already past its expiresAt means the run can never be resumed (one resume answers them
     # all, and none late): its siblings are closed at once with that reason instead of taking answers in vain.
@@ -189,7 +280,7 @@ def _run_ingest_once(
         note = "expiresAt was already past when the run was posted" if past else SIBLING_NOTE
         items.append(
             InboxItem(
-                pk=next(item_pks, None),
+                pk=cast(Any, next(pks, None)),
                 agent=agent,
                 thread=thread,
                 run=run,
@@ -216,8 +307,15 @@ def _run_ingest_once(
                 created_at=now,
             )
         )
-    if reserved is None:
-        InboxItem.objects.bulk_create(items)  # sets primary keys on SQLite 3.35+, which we require
+    return run, items
+
+
+def _search_and_audit(
+    *, run: Run, items: list[InboxItem], thread: Thread, actor: Actor, source: str
+) -> tuple[list[ItemSearchText], list[AuditEvent]]:
+    """The items' search rows and the audit rows of the run and its items (the run and items have their
+    primary keys, or the ``SqlValue`` the statement that writes them computes)."""
+    agent = run.agent
     search = [
         ItemSearchText(
             item=item, agent=agent, text=ItemSearchText.text_of(item, thread.thread_id), tool_call_id=item.tool_call_id
@@ -251,15 +349,12 @@ def _run_ingest_once(
                 },
             )
         )
-    record_run(run=run, record=record, items=items, new_thread=new_thread)
-    if reserved is not None:
-        # One round trip for the four tables, which also commits when nothing of this transaction is left to
-        # write: only the agent's auto-decision policies write after the items are in (below); the pushes and
-        # the run_ingested receivers only queue work for after the commit.
-        insert_all([run], items, search, events, commit=not policies_for_agent(agent))
-    else:
-        ItemSearchText.objects.bulk_create(search)
-        audit_record(*events)
+    return search, events
+
+
+def _after_store(*, agent: Agent, run: Run, items: list[InboxItem]) -> IngestResult:
+    """What follows a stored run, in its transaction or after its statement: the pushes (after the commit),
+    the agent's auto-decision policies, ``run_ingested``."""
     # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
     groups = live.groups_for(agent_id=agent.pk)
     live.publish_many_on_commit(

@@ -1,0 +1,227 @@
+"""A run that opens a new thread is stored by one statement (``inbox.core.sql.insert_unless_exists``): no
+``BEGIN``, no upsert of its own, the thread, run, items, search and audit rows in one round trip. It must store
+exactly what the transactional path stores, fall back to that path when the thread exists, and write nothing
+when it falls back. PostgreSQL only (SQLite keeps the transactional path)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from django.conf import settings
+from django.db import connection, connections
+from django.test import Client
+
+from inbox.conformance.recorder import forget_written
+from inbox.core.sql import Reserved, SqlValue, first_pk, insert_unless_exists
+from inbox.ingest import services
+from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
+from tests.conftest import spec_example
+
+# PostgreSQL only: on SQLite the module collects nothing (a skip would fail CI, which runs both backends).
+ON_POSTGRESQL = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@contextmanager
+def statements_sent() -> Iterator[list[str]]:
+    sent: list[str] = []
+
+    def record(execute, sql_text, params, many, context):
+        sent.append(sql_text)
+        return execute(sql_text, params, many, context)
+
+    with connection.execute_wrapper(record):
+        yield sent
+
+
+def body_on(thread_id: str, run_id: str, *, expires_at: str | None = None) -> dict:
+    body = spec_example("parallel_interrupts")
+    body["threadId"], body["runId"] = thread_id, run_id
+    for interrupt in body["outcome"]["interrupts"]:
+        if expires_at is not None:
+            interrupt["expiresAt"] = expires_at
+        interrupt["metadata"] = None  # a column of NULLs only: the statement's VALUES must type them
+    return body
+
+
+def stored(run_pk: int, thread_id: str) -> dict[str, Any]:
+    """Everything the ingest wrote for one run, without ids and times and with its thread id as ``<thread>``, as
+    another connection reads it."""
+    other = connections.create_connection("default")
+    try:
+        with other.cursor() as cursor:
+            cursor.execute(
+                "SELECT to_jsonb(r) - 'id' - 'thread_id' - 'created_at' - 'notified_at' - 'run_id' - 'content_hash' "
+                "FROM inbox_run r WHERE id = %s",
+                [run_pk],
+            )
+            run = json.loads(cursor.fetchone()[0])  # Django reads jsonb as text; its fields decode it
+            cursor.execute(
+                "SELECT to_jsonb(i) - 'id' - 'run_id' - 'thread_id' - 'created_at' - 'expires_at' - 'raw' "
+                "FROM inbox_inboxitem i WHERE run_id = %s ORDER BY position",
+                [run_pk],
+            )
+            items = [json.loads(row[0]) for row in cursor.fetchall()]
+            cursor.execute(
+                "SELECT s.text, s.tool_call_id, s.agent_id FROM inbox_itemsearchtext s JOIN inbox_inboxitem i "
+                "ON i.id = s.item_id WHERE i.run_id = %s ORDER BY i.position",
+                [run_pk],
+            )
+            search = [list(row) for row in cursor.fetchall()]
+            cursor.execute(
+                "SELECT a.verb, a.object_type, a.data - 'runId' - 'threadId' - 'expiresAt', a.agent_id, "
+                "a.thread_id = (SELECT thread_id FROM inbox_run WHERE id = %s), "
+                "a.object_id = %s::text OR a.object_id IN (SELECT id::text FROM inbox_inboxitem WHERE run_id = %s) "
+                "FROM inbox_auditevent a WHERE a.object_id = %s::text AND a.object_type = 'run' "
+                "OR a.object_type = 'inboxitem' AND a.object_id IN (SELECT id::text FROM inbox_inboxitem "
+                "WHERE run_id = %s) ORDER BY a.verb, a.object_id",
+                [run_pk, run_pk, run_pk, run_pk, run_pk],
+            )
+            audit = [[verb, kind, json.loads(data), *rest] for verb, kind, data, *rest in cursor.fetchall()]
+    finally:
+        other.close()
+    for item in items:
+        item["response_schema_text"] = json.loads(item["response_schema_text"] or "null")
+    return json.loads(
+        json.dumps({"run": run, "items": items, "search": search, "audit": audit}).replace(thread_id, "<thread>")
+    )
+
+
+def warm(agent, ingest) -> None:
+    """Post one run so that the agent's conformance observations are written (they take the transactional path)."""
+    assert ingest(agent, body_on("bench-warm", "r-warm")).status_code == 201
+
+
+def test_a_run_on_a_new_thread_is_one_statement_and_stores_what_the_transaction_stores(
+    agent, ingest, monkeypatch
+) -> None:
+    warm(agent, ingest)
+    with statements_sent() as sent:
+        fast = ingest(agent, body_on("bench-fast", "r-1"))
+    assert fast.status_code == 201, fast.content
+    assert len(sent) == 2 and sent[0].startswith('SELECT "agents_agenttoken"')  # the token, then the write
+    assert sent[1].startswith('WITH gate AS (INSERT INTO "inbox_thread"')
+
+    monkeypatch.setattr(services, "_may_write_at_once", lambda **kwargs: False)
+    with statements_sent() as sent:
+        slow = ingest(agent, body_on("bench-slow", "r-1"))
+    assert slow.status_code == 201, slow.content
+    assert not any(text.startswith("WITH gate") for text in sent)
+
+    assert stored(fast.json()["id"], "bench-fast") == stored(slow.json()["id"], "bench-slow")
+    run = Run.objects.get(pk=fast.json()["id"])
+    assert run.thread.thread_id == "bench-fast" and run.thread.agent_id == agent.agent.pk
+    items = list(run.items.order_by("position"))
+    assert [item.pk for item in items] == [entry["id"] for entry in fast.json()["items"]]
+    assert all(item.thread_id == run.thread_id and item.status == InboxItem.Status.OPEN for item in items)
+    assert ItemSearchText.objects.filter(item__in=items).count() == 3
+    assert AuditEvent.objects.filter(verb="run.ingested", object_id=str(run.pk), thread=run.thread).exists()
+
+
+def test_hostile_text_is_stored_as_sent(agent, ingest) -> None:
+    warm(agent, ingest)
+    thread_id = "t-'; DROP TABLE inbox_run; --\\ %s $$ \u00e9\u4e2d\U0001f600"
+    body = body_on(thread_id, "r-'\\%(x)s")
+    body["outcome"]["interrupts"][0]["message"] = "O'Brien \\n \\' %s %% $1 \u202e"
+    with statements_sent() as sent:
+        response = ingest(agent, body)
+    assert response.status_code == 201, response.content
+    assert sent[1].startswith("WITH gate")
+    run = Run.objects.get(pk=response.json()["id"])
+    assert (run.thread.thread_id, run.run_id) == (thread_id, "r-'\\%(x)s")
+    assert run.items.get(position=0).message == body["outcome"]["interrupts"][0]["message"]
+    assert Run.objects.count() == 2
+
+
+def test_the_page_lists_what_one_statement_stored(agent, ingest, staff) -> None:
+    warm(agent, ingest)
+    response = ingest(agent, body_on("bench-listed", "r-1"))
+    assert response.status_code == 201
+    client = Client()
+    client.force_login(staff)
+    page = client.get(response.json()["items"][0]["url"])
+    assert page.status_code == 200
+    assert "bench-listed" in page.content.decode()
+
+
+def test_an_existing_thread_takes_the_transaction_and_the_statement_wrote_nothing(agent, ingest) -> None:
+    warm(agent, ingest)
+    first = ingest(agent, [*success_events("bench-again", "r-1")])
+    assert first.status_code == 201, first.content
+    audit_before = AuditEvent.objects.count()
+    with statements_sent() as sent:
+        second = ingest(agent, body_on("bench-again", "r-2"))
+    assert second.status_code == 201, second.content
+    assert sent[1].startswith("WITH gate")  # tried first, wrote nothing: the thread exists
+    assert any(text.startswith('INSERT INTO "inbox_thread"') and "DO UPDATE" in text for text in sent[2:])
+    assert Thread.objects.filter(thread_id="bench-again").count() == 1
+    run = Run.objects.get(pk=second.json()["id"])
+    assert run.thread_id == Run.objects.get(pk=first.json()["id"]).thread_id
+    assert run.items.count() == 3
+    assert AuditEvent.objects.count() == audit_before + 4  # the run and its three items, once
+
+
+def success_events(thread_id: str, run_id: str) -> list[dict]:
+    return [
+        {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
+        {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id, "outcome": {"type": "success"}},
+    ]
+
+
+def test_a_run_with_observations_to_write_takes_the_transaction(agent, ingest) -> None:
+    forget_written()
+    with statements_sent() as sent:
+        response = ingest(agent, body_on("bench-observed", "r-1"))
+    assert response.status_code == 201
+    assert not any(text.startswith("WITH gate") for text in sent)
+    assert agent.agent.conformance.filter(example_run_id=response.json()["id"]).exists()
+
+
+def test_the_same_new_run_posted_at_once_is_stored_once(agent, ingest, live_server) -> None:
+    import httpx
+
+    warm(agent, ingest)
+    body = json.dumps(body_on("bench-race", "r-1"))
+    headers = {"Authorization": agent.auth["HTTP_AUTHORIZATION"], "Content-Type": "application/json"}
+
+    def post(_: int) -> int:
+        return httpx.post(f"{live_server.url}/api/v1/runs", content=body, headers=headers, timeout=30).status_code
+
+    with ThreadPoolExecutor(6) as pool:
+        statuses = sorted(pool.map(post, range(6)))
+    assert statuses == [200] * 5 + [201]
+    assert Thread.objects.filter(thread_id="bench-race").count() == 1
+    assert InboxItem.objects.filter(thread__thread_id="bench-race").count() == 3
+    assert AuditEvent.objects.filter(verb="run.ingested", data__threadId="bench-race").count() == 1
+
+
+def test_insert_unless_exists_resolves_what_the_statement_computed(agent) -> None:
+    thread = Thread(agent=agent.agent, thread_id="direct")
+    thread.pk = first_pk(Thread)
+    runs = Reserved("runs", Run, 1)
+    run = Run(pk=runs.ids[0], agent=agent.agent, thread=thread, run_id="r", source="ingest", outcome="success")
+    event = AuditEvent(
+        actor_type="system", actor_label="t", verb="v", object_type="run", object_id=runs.ids[0].text(), thread=thread
+    )
+    assert insert_unless_exists(thread, ["agent", "thread_id"], [run], [event], reserve=[runs])
+    assert not any(type(value) is SqlValue for obj in (thread, run, event) for value in obj.__dict__.values())
+    assert Run.objects.get(pk=run.pk).thread_id == thread.pk == Thread.objects.get(thread_id="direct").pk
+    assert AuditEvent.objects.get(pk__isnull=False, verb="v").object_id == str(run.pk)
+    assert not run._state.adding
+
+    again = Thread(agent=agent.agent, thread_id="direct")
+    again.pk = first_pk(Thread)
+    runs = Reserved("runs", Run, 1)
+    other = Run(pk=runs.ids[0], agent=agent.agent, thread=again, run_id="r2", source="ingest", outcome="success")
+    assert not insert_unless_exists(again, ["agent", "thread_id"], [other], reserve=[runs])
+    assert Run.objects.count() == 1 and Thread.objects.count() == 1
+
+
+if not ON_POSTGRESQL:  # nothing to collect: see ON_POSTGRESQL
+    for _name in [name for name in globals() if name.startswith("test_")]:
+        del globals()[_name]
