@@ -13,10 +13,11 @@ from typing import Any
 
 import pytest
 from django.conf import settings
-from django.db import connection, connections
+from django.db import DataError, connection, connections
 from django.test import Client
 
 from inbox.conformance.recorder import forget_written
+from inbox.core import sql
 from inbox.core.sql import Reserved, SqlValue, first_pk, insert_unless_exists
 from inbox.ingest import services
 from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
@@ -25,6 +26,20 @@ from tests.conftest import spec_example
 # PostgreSQL only: on SQLite the module collects nothing (a skip would fail CI, which runs both backends).
 ON_POSTGRESQL = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_prepared_statements() -> Iterator[None]:
+    """Each test starts with a connection that holds no prepared statement, and this process knowing none."""
+
+    def forget() -> None:
+        sql._prepared.clear()
+        with connection.cursor() as cursor:
+            cursor.execute("DEALLOCATE ALL")
+
+    forget()
+    yield
+    forget()
 
 
 @contextmanager
@@ -37,6 +52,13 @@ def statements_sent() -> Iterator[list[str]]:
 
     with connection.execute_wrapper(record):
         yield sent
+
+
+def one_statement(sent: list[str]) -> bool:
+    """The write was the prepared statement: ``EXECUTE`` alone, or ``PREPARE`` the first time on a connection."""
+    if sent and sent[0].startswith("PREPARE inbox_"):
+        sent = sent[1:]
+    return len(sent) == 1 and sent[0].startswith("EXECUTE inbox_")
 
 
 def body_on(thread_id: str, run_id: str, *, expires_at: str | None = None) -> dict:
@@ -93,8 +115,10 @@ def stored(run_pk: int, thread_id: str) -> dict[str, Any]:
 
 
 def warm(agent, ingest) -> None:
-    """Post one run so that the agent's conformance observations are written (they take the transactional path)."""
+    """Post one run so that the agent's conformance observations are written (they take the transactional path),
+    and one more, which prepares the statement on this connection."""
     assert ingest(agent, body_on("bench-warm", "r-warm")).status_code == 201
+    assert ingest(agent, body_on("bench-warm-2", "r-warm")).status_code == 201
 
 
 def test_a_run_on_a_new_thread_is_one_statement_and_stores_what_the_transaction_stores(
@@ -104,14 +128,14 @@ def test_a_run_on_a_new_thread_is_one_statement_and_stores_what_the_transaction_
     with statements_sent() as sent:
         fast = ingest(agent, body_on("bench-fast", "r-1"))
     assert fast.status_code == 201, fast.content
-    assert len(sent) == 2 and sent[0].startswith('SELECT "agents_agenttoken"')  # the token, then the write
-    assert sent[1].startswith('WITH gate AS (INSERT INTO "inbox_thread"')
+    assert sent[0].startswith('SELECT "agents_agenttoken"')  # the token, then the write
+    assert one_statement(sent[1:])
 
     monkeypatch.setattr(services, "_may_write_at_once", lambda **kwargs: False)
     with statements_sent() as sent:
         slow = ingest(agent, body_on("bench-slow", "r-1"))
     assert slow.status_code == 201, slow.content
-    assert not any(text.startswith("WITH gate") for text in sent)
+    assert not one_statement(sent[1:])
 
     assert stored(fast.json()["id"], "bench-fast") == stored(slow.json()["id"], "bench-slow")
     run = Run.objects.get(pk=fast.json()["id"])
@@ -131,11 +155,11 @@ def test_hostile_text_is_stored_as_sent(agent, ingest) -> None:
     with statements_sent() as sent:
         response = ingest(agent, body)
     assert response.status_code == 201, response.content
-    assert sent[1].startswith("WITH gate")
+    assert one_statement(sent[1:])
     run = Run.objects.get(pk=response.json()["id"])
     assert (run.thread.thread_id, run.run_id) == (thread_id, "r-'\\%(x)s")
     assert run.items.get(position=0).message == body["outcome"]["interrupts"][0]["message"]
-    assert Run.objects.count() == 2
+    assert Run.objects.count() == 3
 
 
 def test_the_page_lists_what_one_statement_stored(agent, ingest, staff) -> None:
@@ -157,7 +181,7 @@ def test_an_existing_thread_takes_the_transaction_and_the_statement_wrote_nothin
     with statements_sent() as sent:
         second = ingest(agent, body_on("bench-again", "r-2"))
     assert second.status_code == 201, second.content
-    assert sent[1].startswith("WITH gate")  # tried first, wrote nothing: the thread exists
+    assert sent[1].startswith("EXECUTE inbox_")  # tried first, wrote nothing: the thread exists
     assert any(text.startswith('INSERT INTO "inbox_thread"') and "DO UPDATE" in text for text in sent[2:])
     assert Thread.objects.filter(thread_id="bench-again").count() == 1
     run = Run.objects.get(pk=second.json()["id"])
@@ -178,7 +202,7 @@ def test_a_run_with_observations_to_write_takes_the_transaction(agent, ingest) -
     with statements_sent() as sent:
         response = ingest(agent, body_on("bench-observed", "r-1"))
     assert response.status_code == 201
-    assert not any(text.startswith("WITH gate") for text in sent)
+    assert not one_statement(sent[1:])
     assert agent.agent.conformance.filter(example_run_id=response.json()["id"]).exists()
 
 
@@ -220,6 +244,71 @@ def test_insert_unless_exists_resolves_what_the_statement_computed(agent) -> Non
     other = Run(pk=runs.ids[0], agent=agent.agent, thread=again, run_id="r2", source="ingest", outcome="success")
     assert not insert_unless_exists(again, ["agent", "thread_id"], [other], reserve=[runs])
     assert Run.objects.count() == 1 and Thread.objects.count() == 1
+
+
+def test_the_statement_is_prepared_once_per_connection(agent, ingest) -> None:
+    warm(agent, ingest)
+    with statements_sent() as sent:
+        assert ingest(agent, body_on("bench-p1", "r-1")).status_code == 201
+        assert ingest(agent, body_on("bench-p2", "r-1")).status_code == 201
+    writes = [text for text in sent if not text.startswith('SELECT "agents_agenttoken"')]
+    assert len(writes) == 2 and all(text.startswith("EXECUTE inbox_") for text in writes)
+    one_item = body_on("bench-p3", "r-1")
+    del one_item["outcome"]["interrupts"][1:]
+    with statements_sent() as sent:
+        assert ingest(agent, one_item).status_code == 201  # another shape: another statement
+    assert sent[1].startswith("PREPARE inbox_") and sent[2].startswith("EXECUTE inbox_")
+
+
+def test_a_statement_the_server_lost_is_prepared_again(agent, ingest) -> None:
+    warm(agent, ingest)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")  # what DISCARD ALL or a reconnect does
+    with statements_sent() as sent:
+        response = ingest(agent, body_on("bench-lost", "r-1"))
+    assert response.status_code == 201, response.content
+    assert [text.split(" ", 1)[0] for text in sent[1:]] == ["EXECUTE", "PREPARE", "EXECUTE"]
+    assert InboxItem.objects.filter(thread__thread_id="bench-lost").count() == 3
+
+
+def test_a_statement_the_process_forgot_is_used_as_the_server_holds_it(agent, ingest) -> None:
+    warm(agent, ingest)
+    sql._prepared.clear()
+    with statements_sent() as sent:
+        response = ingest(agent, body_on("bench-forgot", "r-1"))
+    assert response.status_code == 201, response.content
+    assert [text.split(" ", 1)[0] for text in sent[1:]] == ["PREPARE", "EXECUTE"]  # the PREPARE failed: it exists
+    assert InboxItem.objects.filter(thread__thread_id="bench-forgot").count() == 3
+
+
+def test_a_connection_that_keeps_losing_statements_stops_preparing(agent, ingest) -> None:
+    """As behind a proxy that hands each statement to another server session."""
+    warm(agent, ingest)
+
+    def forgetful(execute, sql_text, params, many, context):
+        if sql_text.startswith("EXECUTE inbox_"):
+            context["cursor"].cursor.execute("DEALLOCATE ALL")  # the psycopg cursor: not recorded
+        return execute(sql_text, params, many, context)
+
+    with connection.execute_wrapper(forgetful), statements_sent() as sent:
+        response = ingest(agent, body_on("bench-proxy", "r-1"))
+        again = ingest(agent, body_on("bench-proxy-2", "r-1"))
+    assert response.status_code == 201 and again.status_code == 201
+    verbs = [text.split(" ", 1)[0] for text in sent if not text.startswith('SELECT "agents_agenttoken"')]
+    assert verbs == ["EXECUTE", "PREPARE", "EXECUTE", "WITH", "WITH"]  # twice lost, then plain statements
+    assert InboxItem.objects.filter(thread__thread_id__startswith="bench-proxy").count() == 6
+
+
+@pytest.mark.parametrize("prepared", [True, False])
+def test_a_value_too_long_for_its_column_is_refused_as_a_literal_would_be(agent, prepared) -> None:
+    connection.ensure_connection()
+    if not prepared:
+        sql._prepared.setdefault(connection.connection, set()).add(sql._OFF)
+    thread = Thread(agent=agent.agent, thread_id="x" * 256)  # varchar(255)
+    thread.pk = first_pk(Thread)
+    with pytest.raises(DataError):
+        insert_unless_exists(thread, ["agent", "thread_id"])
+    assert not Thread.objects.exists()
 
 
 if not ON_POSTGRESQL:  # nothing to collect: see ON_POSTGRESQL
