@@ -146,7 +146,8 @@ def _ingest_on_new_thread(
     (``inbox.conformance.recorder.unwritten``), which that path writes in its transaction.
 
     A new thread has no runs and no open items, so none of ``_run_ingest_once``'s checks can refuse the run;
-    what it writes, and what happens after the commit, are the same (``_new_rows``, ``_after_store``)."""
+    what it writes, and what happens after the commit, are the same (``_new_run_and_items``, ``_search_and_audit``,
+    ``_after_store``)."""
     actor = actor or Actor.for_agent(agent)
     now = timezone.now()
     thread = Thread(agent=agent, thread_id=record.thread_id, created_at=now, updated_at=now)
