@@ -217,7 +217,8 @@ def insert_unless_exists(
     Outside a transaction the statement is prepared once per connection and shape (the tables, their row counts
     and where the computed values go) and run as ``EXECUTE name(<literals>)``: parsing, analysing and planning
     the ``WITH`` was ~40% of what PostgreSQL spent on an ingest. The arguments are the same literals; a
-    connection that lost the statement (a proxy that pools sessions, ``DISCARD``) gets the plain statement.
+    connection that lost the statement (a proxy that pools sessions, ``DISCARD``) gets the plain statement, as
+    do large shapes and a connection holding ``MAX_PREPARED`` statements already.
 
     It saves an ingest on a new thread the round trips of ``BEGIN`` and of the thread's own upsert: one round
     trip writes the thread, the run, its items and their audit rows."""
@@ -227,9 +228,12 @@ def insert_unless_exists(
         connection_ = cursor.cursor.connection
         literal = Transformer(connection_).as_literal
         prepared = _prepared.setdefault(connection_, set())
-        preparing = not real.in_atomic_block and len(prepared) < MAX_PREPARED and _OFF not in prepared
+        preparing = not real.in_atomic_block and _OFF not in prepared
         params = _Params() if preparing else None
         statement = _gated_insert(first, unique, written, reserve, real, literal, params)
+        if params is not None and len(params.args) > MAX_PREPARED_PARAMS:
+            params = None  # a large shape: its plan would hold megabytes of the server's memory per connection
+            statement = _gated_insert(first, unique, written, reserve, real, literal, None)
         row = None if params is None else _execute_prepared(cursor, statement, params, prepared)
         if row is _NOT_PREPARED:
             statement = _gated_insert(first, unique, written, reserve, real, literal, None)
@@ -248,8 +252,12 @@ def insert_unless_exists(
     return True
 
 
-# Prepared statements per connection (``insert_unless_exists``), at most MAX_PREPARED each: one per shape.
-MAX_PREPARED = 64
+# Prepared statements per connection (``insert_unless_exists``): one per shape, at most MAX_PREPARED, each of at
+# most MAX_PREPARED_PARAMS values. PostgreSQL keeps each one's plan in the session: ~0.35 MB for a run with 3
+# items (~160 values), ~0.8 MB with 25, ~2.3 MB with 100. The bounds keep what an agent can make a pooled
+# connection hold to a few MB, whatever shapes it posts; larger shapes are sent as plain statements.
+MAX_PREPARED = 8
+MAX_PREPARED_PARAMS = 400
 _prepared: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 _NOT_PREPARED: Any = object()
 _OFF = ""  # in a connection's set: it does not keep prepared statements (see _execute_prepared)
@@ -303,6 +311,8 @@ def _execute_prepared(cursor: Any, statement: str, params: _Params, prepared: se
     does not settle it (a proxy that hands each statement to another session) stops preparing."""
     types = b", ".join(params.types)
     name = "inbox_" + hashlib.blake2b(types + b" " + statement.encode(), digest_size=8).hexdigest()
+    if name not in prepared and len(prepared) >= MAX_PREPARED:
+        return _NOT_PREPARED  # the connection holds as many as it may: the plain statement
     for _attempt in range(2):
         try:
             if name not in prepared:
@@ -390,8 +400,10 @@ def _row(
         if sql is None:
             value = field.get_db_prep_save(field.pre_save(obj, True), real)
             sql = b"NULL" if value is None else literal(value)
-        if params is not None:
-            values.append(params.add(sql, cast_type))
+        if params is not None:  # the next $n (inline: a call per value showed in the profile)
+            params.args.append(sql)
+            params.types.append(cast_type)
+            values.append(b"$%d" % len(params.args))
         else:
             values.append(b"NULL::" + cast_type if typed and sql == b"NULL" else sql)
     return b"(" + b", ".join(values) + b")"
@@ -406,11 +418,6 @@ class _Params:
     def __init__(self) -> None:
         self.args: list[bytes] = []
         self.types: list[bytes] = []
-
-    def add(self, sql: bytes, cast_type: bytes) -> bytes:
-        self.args.append(sql)
-        self.types.append(cast_type)
-        return b"$%d" % len(self.args)
 
 
 # Django's field classes (exactly these, not subclasses) whose pre_save and get_db_prep_save return a value of

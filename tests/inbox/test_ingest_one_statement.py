@@ -299,6 +299,29 @@ def test_a_connection_that_keeps_losing_statements_stops_preparing(agent, ingest
     assert InboxItem.objects.filter(thread__thread_id__startswith="bench-proxy").count() == 6
 
 
+def test_a_large_run_and_a_full_connection_are_sent_as_plain_statements(agent, ingest, monkeypatch) -> None:
+    """Each prepared plan stays in the server session: an agent must not make a pooled connection hold many or
+    large ones."""
+    warm(agent, ingest)
+    large = body_on("bench-large", "r-1")
+    interrupt = large["outcome"]["interrupts"][0]
+    large["outcome"]["interrupts"] = [dict(interrupt, id=f"i-{n}") for n in range(20)]
+    with statements_sent() as sent:
+        assert ingest(agent, large).status_code == 201
+    assert sent[1].startswith("WITH gate") and len(sent) == 2
+    assert InboxItem.objects.filter(thread__thread_id="bench-large").count() == 20
+
+    monkeypatch.setattr(sql, "MAX_PREPARED", 1)  # warm() prepared the three-item shape: the connection is full
+    one_item = body_on("bench-one", "r-1")
+    del one_item["outcome"]["interrupts"][1:]
+    with statements_sent() as sent:
+        assert ingest(agent, one_item).status_code == 201
+    assert sent[1].startswith("WITH gate") and len(sent) == 2
+    with statements_sent() as sent:
+        assert ingest(agent, body_on("bench-three", "r-1")).status_code == 201
+    assert one_statement(sent[1:])  # the shape it holds is still used
+
+
 @pytest.mark.parametrize("prepared", [True, False])
 def test_a_value_too_long_for_its_column_is_refused_as_a_literal_would_be(agent, prepared) -> None:
     connection.ensure_connection()
