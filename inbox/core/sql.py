@@ -231,13 +231,13 @@ def insert_unless_exists(
         preparing = not real.in_atomic_block and _OFF not in prepared
         params = _Params() if preparing else None
         statement = _gated_insert(first, unique, written, reserve, real, literal, params)
-        if params is not None and len(params.args) > MAX_PREPARED_PARAMS:
-            params = None  # a large shape: its plan would hold megabytes of the server's memory per connection
-            statement = _gated_insert(first, unique, written, reserve, real, literal, None)
-        row = None if params is None else _execute_prepared(cursor, statement, params, prepared)
+        row = _NOT_PREPARED
+        # A large shape is not prepared: its plan would hold megabytes of the server's memory per connection.
+        if params is not None and len(params.args) <= MAX_PREPARED_PARAMS:
+            row = _execute_prepared(cursor, statement, params, prepared)
         if row is _NOT_PREPARED:
-            statement = _gated_insert(first, unique, written, reserve, real, literal, None)
-        if params is None or row is _NOT_PREPARED:
+            if params is not None:  # written with $n: write it again with the literals in place
+                statement = _gated_insert(first, unique, written, reserve, real, literal, None)
             cursor.execute(statement)
             row = cursor.fetchone()
     if row is None:

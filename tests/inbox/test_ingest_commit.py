@@ -4,9 +4,6 @@ PostgreSQL only (SQLite keeps ``bulk_create``); the outermost-block rule is chec
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 import pytest
 from django.conf import settings
 from django.db import connection, connections, transaction
@@ -16,6 +13,7 @@ from inbox.core.sql import ends_transaction
 from inbox.models import AuditEvent, InboxItem, Run
 from inbox.policies.services import policy_create
 from tests.conftest import spec_example
+from tests.helpers.statements import statements_sent
 from tests.policies.runs import post_tool_run
 
 ON_POSTGRESQL = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
@@ -32,20 +30,6 @@ def test_only_the_outermost_atomic_block_may_end_its_transaction() -> None:
             assert not ends_transaction(connection)
         assert ends_transaction(connection)
     assert not ends_transaction(connection)
-
-
-@contextmanager
-def statements_sent() -> Iterator[list[str]]:
-    """The statements sent through cursors. Not CaptureQueriesContext: it also lists Django's own COMMIT, which
-    psycopg does not send when the inserts already committed."""
-    sent: list[str] = []
-
-    def record(execute, sql_text, params, many, context):
-        sent.append(sql_text)
-        return execute(sql_text, params, many, context)
-
-    with connection.execute_wrapper(record):
-        yield sent
 
 
 def committed_items(run_pk: int) -> int:

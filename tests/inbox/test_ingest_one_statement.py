@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -22,6 +21,7 @@ from inbox.core.sql import Reserved, SqlValue, first_pk, insert_unless_exists
 from inbox.ingest import services
 from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
 from tests.conftest import spec_example
+from tests.helpers.statements import statements_sent
 
 # PostgreSQL only: on SQLite the module collects nothing (a skip would fail CI, which runs both backends).
 ON_POSTGRESQL = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
@@ -40,18 +40,6 @@ def _no_prepared_statements() -> Iterator[None]:
     forget()
     yield
     forget()
-
-
-@contextmanager
-def statements_sent() -> Iterator[list[str]]:
-    sent: list[str] = []
-
-    def record(execute, sql_text, params, many, context):
-        sent.append(sql_text)
-        return execute(sql_text, params, many, context)
-
-    with connection.execute_wrapper(record):
-        yield sent
 
 
 def one_statement(sent: list[str]) -> bool:
