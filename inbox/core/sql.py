@@ -16,7 +16,9 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, 
 from django.db.models import Field, ForeignObject, Lookup, Model, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
-from psycopg.adapt import Transformer
+from psycopg import errors as pg_errors
+from psycopg import pq
+from psycopg.adapt import PyFormat, Transformer
 
 Row = tuple[Any, ...]
 
@@ -215,10 +217,11 @@ def insert_unless_exists(
     a unique constraint on ``unique``.
 
     Outside a transaction the statement is prepared once per connection and shape (the tables, their row counts
-    and where the computed values go) and run as ``EXECUTE name(<literals>)``: parsing, analysing and planning
-    the ``WITH`` was ~40% of what PostgreSQL spent on an ingest. The arguments are the same literals; a
-    connection that lost the statement (a proxy that pools sessions, ``DISCARD``) gets the plain statement, as
-    do large shapes and a connection holding ``MAX_PREPARED`` statements already.
+    and where the computed values go) and run with its values bound as parameters (``_BoundExecute``): parsing,
+    analysing and planning the ``WITH`` was ~40% of what PostgreSQL spent on an ingest, and no value is written
+    into SQL text, quoted by psycopg and parsed again by the server. A connection that lost the statement (a
+    proxy that pools sessions, ``DISCARD``) gets the plain statement, as do large shapes and a connection
+    holding ``MAX_PREPARED`` statements already.
 
     It saves an ingest on a new thread the round trips of ``BEGIN`` and of the thread's own upsert: one round
     trip writes the thread, the run, its items and their audit rows."""
@@ -233,8 +236,8 @@ def insert_unless_exists(
         statement = _gated_insert(first, unique, written, reserve, real, literal, params)
         row = _NOT_PREPARED
         # A large shape is not prepared: its plan would hold megabytes of the server's memory per connection.
-        if params is not None and len(params.args) <= MAX_PREPARED_PARAMS:
-            row = _execute_prepared(cursor, statement, params, prepared)
+        if params is not None and len(params.values) <= MAX_PREPARED_PARAMS:
+            row = _execute_prepared(real, cursor, statement, params, prepared)
         if row is _NOT_PREPARED:
             if params is not None:  # written with $n: write it again with the literals in place
                 statement = _gated_insert(first, unique, written, reserve, real, literal, None)
@@ -302,9 +305,9 @@ def _gated_insert(
     return f"WITH {', '.join(parts)} SELECT {outputs} FROM {sources}"
 
 
-def _execute_prepared(cursor: Any, statement: str, params: _Params, prepared: set[str]) -> Any:
-    """Run ``statement`` (with ``$n`` parameters) as ``EXECUTE``, preparing it on this connection first if it is
-    not yet. Its first row, or ``_NOT_PREPARED``: the caller then runs the plain statement.
+def _execute_prepared(real: Any, cursor: Any, statement: str, params: _Params, prepared: set[str]) -> Any:
+    """Run ``statement`` (with ``$n`` parameters) with ``params.values`` bound, preparing it on this connection
+    first if it is not yet. Its first row, or ``_NOT_PREPARED``: the caller then runs the plain statement.
 
     The name is a hash of the text and types, so a statement the server already holds under it is this one (after an
     error this process lost track); one it lost (``DISCARD ALL``) is prepared again. A connection where that
@@ -318,8 +321,9 @@ def _execute_prepared(cursor: Any, statement: str, params: _Params, prepared: se
             if name not in prepared:
                 cursor.execute(f"PREPARE {name} ({types.decode()}) AS {statement}")
                 prepared.add(name)
-            cursor.execute(f"EXECUTE {name}({b', '.join(params.args).decode()})")
-            return cursor.fetchone()
+            with _bound_cursor(real, cursor.cursor.connection) as bound:
+                bound.execute(f"EXECUTE {name}", params.values)
+                return bound.fetchone()
         except DatabaseError as exc:
             state = getattr(exc.__cause__, "sqlstate", None)
             if state == "42P05":  # duplicate_prepared_statement: the server holds it
@@ -384,40 +388,96 @@ def _row(
     params: _Params | None = None,
 ) -> bytes:
     """One row's ``(v1, v2, ...)``: each value as a literal (``typed``: a ``NULL`` with its column's type), a
-    ``SqlValue`` as its SQL, or with ``params`` each literal as the next ``$n`` of a prepared statement."""
+    ``SqlValue`` as its SQL, or with ``params`` each value as the next ``$n`` of a prepared statement (``params``
+    collects the value and its column's type)."""
     values = []
     for field, attname, plain_type, cast_type in plan:
         value: Any = obj.__dict__.get(attname, _UNSET)
         if type(value) is SqlValue:
             values.append(value.sql)
             continue
-        sql: bytes | None = None
-        if plain and plain_type is not None and value is not _UNSET:
-            if value is None:
-                sql = b"NULL"
-            elif type(value) is plain_type and (plain_type is not datetime or cast(datetime, value).tzinfo is not None):
-                sql = literal(value)
-        if sql is None:
+        if not (
+            plain
+            and plain_type is not None
+            and value is not _UNSET
+            and (
+                value is None
+                or (
+                    type(value) is plain_type
+                    and (plain_type is not datetime or cast(datetime, value).tzinfo is not None)
+                )
+                or (plain_type is str and isinstance(value, str))  # a TextChoices member: CharField keeps it
+            )
+        ):
             value = field.get_db_prep_save(field.pre_save(obj, True), real)
-            sql = b"NULL" if value is None else literal(value)
         if params is not None:  # the next $n (inline: a call per value showed in the profile)
-            params.args.append(sql)
+            params.values.append(value)
             params.types.append(cast_type)
-            values.append(b"$%d" % len(params.args))
+            values.append(b"$%d" % len(params.values))
+        elif value is None:
+            values.append(b"NULL::" + cast_type if typed else b"NULL")
         else:
-            values.append(b"NULL::" + cast_type if typed and sql == b"NULL" else sql)
+            values.append(literal(value))
     return b"(" + b", ".join(values) + b")"
 
 
 class _Params:
-    """The arguments of a prepared statement's ``EXECUTE`` (literals) and their types, collected while its text
-    is written with ``$n`` in their place."""
+    """The values bound to a prepared statement's parameters and their columns' types, collected while its
+    text is written with ``$n`` in their place."""
 
-    __slots__ = ("args", "types")
+    __slots__ = ("values", "types")
 
     def __init__(self) -> None:
-        self.args: list[bytes] = []
+        self.values: list[Any] = []
         self.types: list[bytes] = []
+
+
+class _BoundExecute:
+    """The database cursor Django's cursor wrapper drives for a statement prepared on the connection: ``execute``
+    runs it with the values bound as parameters (libpq's ``PQexecPrepared``, in text form, each value dumped by
+    psycopg's own adapters), so none is quoted into SQL, and PostgreSQL reads each with its column type's input
+    function, as it reads a literal. Through the wrapper, ``connection.execute_wrapper`` sees the ``EXECUTE``,
+    the debug log lists it and errors become Django's. PostgreSQL SQL ``EXECUTE`` takes no bound parameters, and
+    psycopg only prepares statements itself past a use count (off under Django)."""
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.row: Row | None = None
+        self._query: Any = None  # what Django's debug log reads as the last query (the PostgreSQL backend)
+
+    def execute(self, sql: str, params: Sequence[Any]) -> None:
+        """Run ``EXECUTE <name>`` (``sql``) with ``params`` bound."""
+        name = sql.removeprefix("EXECUTE ")
+        self._query = _LastQuery(f"{sql} ({len(params)} values bound)".encode())
+        transformer = Transformer(self.connection)
+        dumped = transformer.dump_sequence(params, [PyFormat.TEXT] * len(params))
+        result = self.connection.pgconn.exec_prepared(name.encode(), dumped)
+        if result.status != pq.ExecStatus.TUPLES_OK:
+            encoding = self.connection.info.encoding
+            if self.connection.pgconn.status == pq.ConnStatus.BAD:  # as psycopg's own cursors report it
+                raise pg_errors.OperationalError(f"the connection was lost: {result.get_error_message(encoding)}")
+            raise pg_errors.error_from_result(result, encoding=encoding)
+        transformer.set_pgresult(result)
+        self.row = transformer.load_row(0, tuple) if result.ntuples else None
+
+    def fetchone(self) -> Row | None:
+        return self.row
+
+    def close(self) -> None:
+        pass
+
+
+class _LastQuery:
+    __slots__ = ("query",)
+
+    def __init__(self, query: bytes) -> None:
+        self.query = query
+
+
+def _bound_cursor(real: Any, connection_: Any) -> Any:
+    """A Django cursor over ``_BoundExecute`` (with the debug log when the connection keeps one)."""
+    raw = _BoundExecute(connection_)
+    return real.make_debug_cursor(raw) if real.queries_logged else real.make_cursor(raw)
 
 
 # Django's field classes (exactly these, not subclasses) whose pre_save and get_db_prep_save return a value of
@@ -450,10 +510,22 @@ def _base_type(field: Field) -> bytes:
     return re.sub(r"\(\d+(,\s*\d+)?\)", "", str(field.cast_db_type(connection))).encode()
 
 
+class _OnlyNull:
+    """The plain type of a JSON field: its ``None`` is SQL ``NULL``, any other value goes through the field."""
+
+
 def _plain_type(field: Field) -> type | None:
-    """The type of value ``insert_all`` may write for ``field`` as it is, or None (always prepared)."""
+    """The type of value ``insert_all`` may write for ``field`` as it is, or None (always prepared). ``None`` is
+    written as ``NULL`` for any field with a plain type."""
     if isinstance(field, models.DateTimeField) and (field.auto_now or field.auto_now_add):
         return None  # pre_save sets the value
+    json_field = type(field)
+    if (
+        isinstance(field, models.JSONField)
+        and json_field.get_db_prep_save is models.JSONField.get_db_prep_save
+        and json_field.pre_save is Field.pre_save
+    ):
+        return _OnlyNull  # JSONField.get_db_prep_save hands None back: SQL NULL
     if isinstance(field, models.ForeignKey) and type(field) in (models.ForeignKey, models.OneToOneField):
         return _plain_type(field.target_field) if type(field.target_field) in _PLAIN_FIELDS else None
     return _PLAIN_FIELDS.get(type(field))

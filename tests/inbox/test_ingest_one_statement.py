@@ -6,6 +6,7 @@ when it falls back. PostgreSQL only (SQLite keeps the transactional path)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 from django.conf import settings
 from django.db import DataError, connection, connections
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from inbox.conformance.recorder import forget_written
 from inbox.core import sql
@@ -144,6 +146,7 @@ def test_hostile_text_is_stored_as_sent(agent, ingest) -> None:
         response = ingest(agent, body)
     assert response.status_code == 201, response.content
     assert one_statement(sent[1:])
+    assert not any("Brien" in text or "DROP" in text for text in sent)  # values are bound, not written into SQL
     run = Run.objects.get(pk=response.json()["id"])
     assert (run.thread.thread_id, run.run_id) == (thread_id, "r-'\\%(x)s")
     assert run.items.get(position=0).message == body["outcome"]["interrupts"][0]["message"]
@@ -248,6 +251,14 @@ def test_the_statement_is_prepared_once_per_connection(agent, ingest) -> None:
     assert sent[1].startswith("PREPARE inbox_") and sent[2].startswith("EXECUTE inbox_")
 
 
+def test_the_debug_log_lists_the_execute_with_its_count_of_bound_values(agent, ingest) -> None:
+    warm(agent, ingest)
+    with CaptureQueriesContext(connection) as captured:
+        assert ingest(agent, body_on("bench-logged", "r-1")).status_code == 201
+    executes = [query["sql"] for query in captured.captured_queries if query["sql"].startswith("EXECUTE")]
+    assert len(executes) == 1 and re.fullmatch(r"EXECUTE inbox_[0-9a-f]{16} \(\d+ values bound\)", executes[0])
+
+
 def test_a_statement_the_server_lost_is_prepared_again(agent, ingest) -> None:
     warm(agent, ingest)
     with connection.cursor() as cursor:
@@ -275,7 +286,7 @@ def test_a_connection_that_keeps_losing_statements_stops_preparing(agent, ingest
 
     def forgetful(execute, sql_text, params, many, context):
         if sql_text.startswith("EXECUTE inbox_"):
-            context["cursor"].cursor.execute("DEALLOCATE ALL")  # the psycopg cursor: not recorded
+            context["connection"].connection.execute("DEALLOCATE ALL")  # psycopg's own cursor: not recorded
         return execute(sql_text, params, many, context)
 
     with connection.execute_wrapper(forgetful), statements_sent() as sent:
@@ -308,6 +319,31 @@ def test_a_large_run_and_a_full_connection_are_sent_as_plain_statements(agent, i
     with statements_sent() as sent:
         assert ingest(agent, body_on("bench-three", "r-1")).status_code == 201
     assert one_statement(sent[1:])  # the shape it holds is still used
+
+
+def test_a_connection_lost_at_the_statement_is_a_503_and_the_retry_stores_the_run_once(agent, ingest) -> None:
+    warm(agent, ingest)
+    backend = connection.connection.info.backend_pid
+
+    def lose_the_connection(execute, sql_text, params, many, context):
+        if sql_text.startswith("EXECUTE inbox_"):
+            other = connections.create_connection("default")
+            try:
+                with other.cursor() as cursor:
+                    cursor.execute("SELECT pg_terminate_backend(%s, 5000)", [backend])
+            finally:
+                other.close()
+        return execute(sql_text, params, many, context)
+
+    with connection.execute_wrapper(lose_the_connection):
+        response = ingest(agent, body_on("bench-cut", "r-1"))
+    assert response.status_code == 503, response.content
+    assert response.json()["component"] == "database"
+    connection.close_if_unusable_or_obsolete()  # what the end of a request does (not under the test client)
+    assert not Thread.objects.filter(thread_id="bench-cut").exists()
+    again = ingest(agent, body_on("bench-cut", "r-1"))  # a new connection: the statement is prepared on it
+    assert again.status_code == 201, again.content
+    assert InboxItem.objects.filter(thread__thread_id="bench-cut").count() == 3
 
 
 @pytest.mark.parametrize("prepared", [True, False])
