@@ -9,6 +9,7 @@ from django.db import models
 from django.utils import timezone
 
 from agents.models import Agent
+from inbox.core.instances import build
 from inbox.core.sql import SqlValue
 from inbox.models import AuditEvent
 
@@ -49,7 +50,8 @@ def audit_event(
 ) -> AuditEvent:
     """An unsaved AuditEvent; pass a list of them to ``audit_record``. The agent and thread default to the
     object's own, read by id so that building many events never loads a related row."""
-    return AuditEvent(
+    return build(
+        AuditEvent,
         actor_type=actor.type,
         actor_user=actor.user,
         actor_agent=actor.agent,

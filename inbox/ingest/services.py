@@ -7,7 +7,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -15,6 +14,7 @@ from django.utils import timezone
 from agents.models import Agent
 from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.conformance.recorder import observe_run, record_run, unwritten
+from inbox.core.instances import build
 from inbox.core.sql import Reserved, SqlValue, first_pk, insert_all, insert_unless_exists, reserve_ids_sql
 from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
 from inbox.ingest.parser import IngestError, RunRecord, proposal_for
@@ -150,8 +150,8 @@ def _ingest_on_new_thread(
     ``_after_store``)."""
     actor = actor or Actor.for_agent(agent)
     now = timezone.now()
-    thread = Thread(agent=agent, thread_id=record.thread_id, created_at=now, updated_at=now)
-    thread.pk = cast(Any, first_pk(Thread))  # an id the statement computes (also for the foreign keys below)
+    # An id the statement computes (also for the foreign keys below).
+    thread = build(Thread, pk=first_pk(Thread), agent=agent, thread_id=record.thread_id, created_at=now, updated_at=now)
     runs, item_ids = Reserved("runs", Run, 1), Reserved("items", InboxItem, len(record.interrupts))
     run, items = _new_run_and_items(
         agent=agent,
@@ -247,8 +247,9 @@ def _new_run_and_items(
 ) -> tuple[Run, list[InboxItem]]:
     """The run and its items, unsaved, with the given primary keys (None: the database numbers them)."""
     expiries = [now + agent.default_ttl if i.expires_at is None else i.expires_at for i in record.interrupts]
-    run = Run(
-        pk=cast(Any, run_pk),
+    run = build(
+        Run,
+        pk=run_pk,
         agent=agent,
         thread=thread,
         run_id=record.run_id,
@@ -280,8 +281,9 @@ def _new_run_and_items(
         past = expires_at <= now
         note = "expiresAt was already past when the run was posted" if past else SIBLING_NOTE
         items.append(
-            InboxItem(
-                pk=cast(Any, next(pks, None)),
+            build(
+                InboxItem,
+                pk=next(pks, None),
                 agent=agent,
                 thread=thread,
                 run=run,
@@ -318,8 +320,12 @@ def _search_and_audit(
     primary keys, or the ``SqlValue`` the statement that writes them computes)."""
     agent = run.agent
     search = [
-        ItemSearchText(
-            item=item, agent=agent, text=ItemSearchText.text_of(item, thread.thread_id), tool_call_id=item.tool_call_id
+        build(
+            ItemSearchText,
+            item=item,
+            agent=agent,
+            text=ItemSearchText.text_of(item, thread.thread_id),
+            tool_call_id=item.tool_call_id,
         )
         for item in items
     ]
