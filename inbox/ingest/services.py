@@ -4,6 +4,8 @@ its AuditEvents there, and queues Celery tasks and live pushes with ``transactio
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -95,15 +97,19 @@ def run_ingest(
     stored run; with different content it is refused (409). Concurrent copies race on the unique
     constraint and the loser reads the winner's row.
     """
+    thread_key = (agent.pk, record.thread_id)
     for _ in range(3):
         try:
-            if _may_write_at_once(agent=agent, source=source):
+            if _may_write_at_once(agent=agent, source=source) and thread_key not in _known_threads:
                 stored = _ingest_on_new_thread(
                     agent=agent, record=record, source=source, actor=actor, run_input=run_input
                 )
                 if stored is not None:
+                    _know_thread(thread_key)
                     return stored
-            return _run_ingest_once(agent=agent, record=record, source=source, actor=actor, run_input=run_input)
+            stored = _run_ingest_once(agent=agent, record=record, source=source, actor=actor, run_input=run_input)
+            _know_thread(thread_key)
+            return stored
         except IntegrityError:
             existing = Run.objects.filter(
                 thread__agent=agent, thread__thread_id=record.thread_id, run_id=record.run_id
@@ -111,6 +117,29 @@ def run_ingest(
             if existing is not None:
                 return _replay(existing, record)
     raise IngestError(409, "conflict", "The run could not be stored because of concurrent writes; retry.")
+
+
+# Threads this process stored a run on, the most recent last (at most KNOWN_THREADS): a further run on one of
+# them goes straight to the transaction, where the one statement (``_ingest_on_new_thread``) would have been
+# built and sent only to write nothing, the thread being there. Only a hint of which path to try first: a
+# thread another process made is still tried as new, and one deleted since is upserted by the transaction.
+KNOWN_THREADS = 2048
+_known_threads: OrderedDict[tuple[int, str], None] = OrderedDict()
+_known_lock = threading.Lock()
+
+
+def _know_thread(key: tuple[int, str]) -> None:
+    with _known_lock:
+        _known_threads[key] = None
+        _known_threads.move_to_end(key)
+        if len(_known_threads) > KNOWN_THREADS:
+            _known_threads.popitem(last=False)
+
+
+def forget_known_threads() -> None:
+    """Tests: a flushed database may give another test's agent and thread the same ids."""
+    with _known_lock:
+        _known_threads.clear()
 
 
 def _replay(existing: Run, record: RunRecord) -> IngestResult:

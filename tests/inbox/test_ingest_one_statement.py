@@ -169,6 +169,7 @@ def test_an_existing_thread_takes_the_transaction_and_the_statement_wrote_nothin
     first = ingest(agent, [*success_events("bench-again", "r-1")])
     assert first.status_code == 201, first.content
     audit_before = AuditEvent.objects.count()
+    services.forget_known_threads()  # as another process, which has not stored on this thread
     with statements_sent() as sent:
         second = ingest(agent, body_on("bench-again", "r-2"))
     assert second.status_code == 201, second.content
@@ -179,6 +180,21 @@ def test_an_existing_thread_takes_the_transaction_and_the_statement_wrote_nothin
     assert run.thread_id == Run.objects.get(pk=first.json()["id"]).thread_id
     assert run.items.count() == 3
     assert AuditEvent.objects.count() == audit_before + 4  # the run and its three items, once
+
+
+def test_a_further_run_on_a_thread_this_process_stored_on_goes_straight_to_the_transaction(agent, ingest) -> None:
+    warm(agent, ingest)
+    assert ingest(agent, [*success_events("bench-known", "r-1")]).status_code == 201
+    with statements_sent() as sent:
+        second = ingest(agent, body_on("bench-known", "r-2"))
+    assert second.status_code == 201, second.content
+    assert not any(text.startswith(("EXECUTE", "PREPARE", "WITH gate")) for text in sent)  # not tried as new
+    assert any(text.startswith('INSERT INTO "inbox_thread"') and "DO UPDATE" in text for text in sent)
+    assert Run.objects.get(pk=second.json()["id"]).items.count() == 3
+    Thread.objects.filter(thread_id="bench-known").delete()  # deleted since: the transaction's upsert makes it again
+    third = ingest(agent, body_on("bench-known", "r-3"))
+    assert third.status_code == 201, third.content
+    assert Thread.objects.get(thread_id="bench-known").runs.get().items.count() == 3
 
 
 def success_events(thread_id: str, run_id: str) -> list[dict]:
