@@ -40,6 +40,7 @@ PAGES = [
     ("all, search common tool name", "/inbox/?tab=all&q=refundOrder"),
     ("all, search thread id", "/inbox/?tab=all&q=thread-4242"),
     ("open, search rare word", "/inbox/?q=customer%20976%3F"),
+    ("all, search two letters (newest 5,000)", "/inbox/?tab=all&q=zq"),
 ]
 SEARCH_TARGET_MS = 50.0
 PAGE_TARGET_MS = 30.0

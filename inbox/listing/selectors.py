@@ -177,6 +177,16 @@ class ListFilters:
     # as these filters: one request, or one live render of an open page, never longer.
     search_matches: dict[tuple[Any, str], list[int]] = field(default_factory=dict, compare=False, repr=False)
 
+    @property
+    def search_is_short(self) -> bool:
+        """The search term has no word of three characters: it is looked for among the newest items only."""
+        return bool(self.q) and not _trigram_word(self.q)
+
+    @property
+    def search_recent_rows(self) -> str:
+        """How many of the newest items a short term is looked for in, as the page writes it ("5,000")."""
+        return f"{SEARCH_RECENT_ROWS:,}"
+
     @classmethod
     def from_query(cls, query: QueryDict) -> ListFilters:
         tab = query.get("tab", "open")
@@ -295,6 +305,11 @@ def _read_search_ids(user, q: str) -> list[int]:
     scope = ItemSearchText.objects.all()
     if not user.is_staff:
         scope = scope.filter(agent_id__anyof=visible_agents(user).values("pk"))
+    if not _trigram_word(q):
+        # No word of three characters: no index can look the term up, and matching it against every row took
+        # ~400 ms at a million items. Such a term is looked for among the viewer's newest SEARCH_RECENT_ROWS
+        # items only; the page says so (``ListFilters.search_is_short``).
+        return _newest_matches(scope, q, limit)
     if connection.vendor != "postgresql":
         return list(scope.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
     recent_sql, recent_params = (
@@ -306,8 +321,7 @@ def _read_search_ids(user, q: str) -> list[int]:
     # (420 and 240 ms at a million rows, and growing with them). So the older part is planned on its own
     # (``OFFSET 0``), its bound on ``item_id`` is not an index condition (``+ 0``: it would offer a range scan of
     # the whole key), and sequential scans are off for this one statement (RESET after it, in the same round trip;
-    # an error rolls the SET back with its transaction). A term without a word of three characters has no trigram
-    # to look up, and the index would be read whole: it keeps the planner's choice.
+    # an error rolls the SET back with its transaction). A term without a word of three characters never gets here.
     word = _trigram_word(q)
     below_recent = RawSQL("(SELECT min(item_id) FROM search_recent)", [])
     older = _older_matches(scope, q, word).alias(unindexed_id=F("item_id") + 0).filter(unindexed_id__lt=below_recent)
@@ -318,12 +332,29 @@ def _read_search_ids(user, q: str) -> list[int]:
         "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
         f"UNION ALL (SELECT item_id FROM ({older_sql} OFFSET 0) AS older ORDER BY item_id DESC LIMIT %s) LIMIT %s"
     )
-    if word:
-        sql = f"SET enable_seqscan = off; {sql}; RESET enable_seqscan"
+    sql = f"SET enable_seqscan = off; {sql}; RESET enable_seqscan"
     with connection.cursor() as cursor:
         cursor.execute(sql, [*recent_params, pattern, *older_params, limit, limit])
         while cursor.description is None and cursor.nextset():  # past the SET, to the rows
             pass
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _newest_matches(scope: QuerySet[ItemSearchText], q: str, limit: int) -> list[int]:
+    """Items among ``scope``'s newest ``SEARCH_RECENT_ROWS`` whose text contains ``q``, newest first. On
+    PostgreSQL the newest rows are read first, in a subquery the planner keeps whole (its ``LIMIT``): given the
+    condition beside it, it walked the whole key backwards testing every row for a term that matches none."""
+    newest = scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS]
+    if connection.vendor != "postgresql":
+        ids = scope.filter(item_id__in=newest.values("item_id"), text__icontains=q).order_by("-item_id")
+        return list(ids.values_list("item_id", flat=True)[:limit])
+    newest_sql, newest_params = newest.query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT item_id FROM ({newest_sql}) AS newest WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC "
+            "LIMIT %s",
+            [*newest_params, f"%{connection.ops.prep_for_like_query(q)}%", limit],
+        )
         return [row[0] for row in cursor.fetchall()]
 
 
@@ -332,10 +363,9 @@ def _older_matches(scope: QuerySet[ItemSearchText], q: str, word: str) -> QueryS
     trigram of what it is given, and the trigrams of a common word ("invoice", "thread") list nearly every row:
     for "invoice 424242" it read 16 MB to find one. So it is given one word of ``q`` only, the one most likely to
     be rare (the longest with a digit in it, else the longest), and the whole of ``q`` is checked on the rows it
-    returns, in a form the index cannot take (``strpos``). A word shorter than three characters has no trigram
-    to look up: without a longer one (``word`` is "", from ``_trigram_word``), the whole of ``q`` goes to the
-    index."""
-    if not word or len(word) == len(q):
+    returns, in a form the index cannot take (``strpos``). ``word`` is ``_trigram_word(q)``: a term without one
+    is not searched here (``_read_search_ids``)."""
+    if len(word) == len(q):
         return scope.filter(text__icontains=q)
     contains = StrIndex(Upper("text"), Upper(Value(q, output_field=TextField())))
     return scope.filter(text__icontains=word).alias(position=contains).filter(position__gt=0)
