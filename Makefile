@@ -33,9 +33,9 @@ test: $(STAMP)
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 ## Framework round trips (tests/frameworks, issue 14): each framework's AG-UI integration in its own venv
-## (.venv-frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
+## (.venv/frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
 FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai
-FRAMEWORK_VENVS := .venv-frameworks
+FRAMEWORK_VENVS := .venv/frameworks
 
 $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
 	test -x $(FRAMEWORK_VENVS)/$*/bin/python || $(PYTHON) -m venv $(FRAMEWORK_VENVS)/$*

@@ -1,5 +1,5 @@
 """Round trips through real AG-UI framework integrations (issue 14), each agent server a subprocess of
-its framework's own venv (``.venv-frameworks/<name>``, built by ``make frameworks-venvs`` from
+its framework's own venv (``.venv/frameworks/<name>``, built by ``make frameworks-venvs`` from
 ``requirements-frameworks-<name>.txt``): those packages pin versions the inbox's venv cannot take.
 
 These tests run with ``make test-frameworks`` (which sets ``INBOX_FRAMEWORK_TESTS=1``); plain ``make test``
@@ -21,7 +21,7 @@ from tests.conftest import ROOT
 
 collect_ignore_glob = [] if os.environ.get("INBOX_FRAMEWORK_TESTS") == "1" else ["test_*.py"]
 
-VENVS = ROOT / ".venv-frameworks"
+VENVS = ROOT / ".venv" / "frameworks"
 # No test may need the internet: the agents' packages are told to stay offline.
 OFFLINE_ENV = {
     "LITELLM_LOCAL_MODEL_COST_MAP": "True",

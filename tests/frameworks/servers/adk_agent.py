@@ -5,7 +5,7 @@ The model calls ``send_email``, a ``FunctionTool(..., require_confirmation=True)
 ``adk_request_confirmation`` call, which the adapter reports as ``reason: "confirmation"`` (``id`` and
 ``toolCallId`` = the synthetic call, no schema) with the real call in ``metadata.adk.originalFunctionCall``.
 
-Run: ``.venv-frameworks/adk/bin/python -m tests.frameworks.servers.adk_agent --port N``. The snippet in
+Run: ``.venv/frameworks/adk/bin/python -m tests.frameworks.servers.adk_agent --port N``. The snippet in
 docs/agents/adk.md is this file's block between the ``docs`` markers.
 """
 

@@ -3,7 +3,7 @@
 The client proposes ``send_email`` from the user's message; the tool has ``approval_mode="always_require"``,
 so the run ends with a ``tool_call`` interrupt (the real toolCallId, a schema with ``editedArgs``).
 
-Run: ``.venv-frameworks/agent-framework/bin/python -m tests.frameworks.servers.agent_framework_agent --port N``.
+Run: ``.venv/frameworks/agent-framework/bin/python -m tests.frameworks.servers.agent_framework_agent --port N``.
 The snippet in docs/agents/agent-framework.md is this file's block between the ``docs`` markers.
 """
 

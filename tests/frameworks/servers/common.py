@@ -1,5 +1,5 @@
 """What every framework agent server in tests/frameworks shares. Imported from the framework's own venv
-(``.venv-frameworks/<name>``): nothing here may import Django, the inbox or the inbox's pinned packages
+(``.venv/frameworks/<name>``): nothing here may import Django, the inbox or the inbox's pinned packages
 beyond Starlette and uvicorn, which every framework's AG-UI integration brings.
 
 - ``email_args(text)`` reads "Email bob@example.com subject: Lunch body: Are we on?" into tool arguments,

@@ -4,7 +4,7 @@ steps, so one thread pauses twice. No LLM: the steps are plain Python.
 The adapter names each pause's interrupt after the flow id, which is the AG-UI ``threadId``: both pauses of a
 thread carry the same interrupt id (``reason: crewai:human_feedback``).
 
-Run: ``.venv-frameworks/crewai/bin/python -m tests.frameworks.servers.crewai_flow --port N``. The snippet in
+Run: ``.venv/frameworks/crewai/bin/python -m tests.frameworks.servers.crewai_flow --port N``. The snippet in
 docs/agents/crewai.md is this file's block between the ``docs`` markers.
 """
 

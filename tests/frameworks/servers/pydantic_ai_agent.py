@@ -5,7 +5,7 @@ run ends with an interrupt (``id`` = ``"int-" + toolCallId``, ``reason: tool_cal
 ``{approved, editedArgs, reason}``). The agent keeps no history of its own (the adapter's default): the
 resume must carry the conversation, which the inbox rebuilds (no MESSAGES_SNAPSHOT is ever sent).
 
-Run: ``.venv-frameworks/pydantic-ai/bin/python -m tests.frameworks.servers.pydantic_ai_agent --port N``.
+Run: ``.venv/frameworks/pydantic-ai/bin/python -m tests.frameworks.servers.pydantic_ai_agent --port N``.
 The snippet in docs/agents/pydantic-ai.md is this file's ``agent`` / ``send_email`` / ``run`` block.
 """
 

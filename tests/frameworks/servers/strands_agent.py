@@ -5,7 +5,7 @@
 - "Budget …": the model calls ``requestBudget``, whose body asks a person itself with
   ``tool_context.interrupt("inbox:budget", reason=…)`` (``reason`` = that name, no schema, no toolCallId).
 
-Run: ``.venv-frameworks/strands/bin/python -m tests.frameworks.servers.strands_agent --port N``. The snippet
+Run: ``.venv/frameworks/strands/bin/python -m tests.frameworks.servers.strands_agent --port N``. The snippet
 in docs/agents/strands.md is this file's block between the ``docs`` markers.
 """
 
