@@ -305,56 +305,46 @@ def _read_search_ids(user, q: str) -> list[int]:
     scope = ItemSearchText.objects.all()
     if not user.is_staff:
         scope = scope.filter(agent_id__anyof=visible_agents(user).values("pk"))
-    if not _trigram_word(q):
-        # No word of three characters: no index can look the term up, and matching it against every row took
-        # ~400 ms at a million items. Such a term is looked for among the viewer's newest SEARCH_RECENT_ROWS
-        # items only; the page says so (``ListFilters.search_is_short``).
-        return _newest_matches(scope, q, limit)
-    if connection.vendor != "postgresql":
-        return list(scope.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
-    recent_sql, recent_params = (
-        scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS].query.sql_with_params()
-    )
-    # The older matches are found through the trigram index, whatever the planner makes of the term: its estimate
-    # of a LIKE comes from a sample, and when the sample overrated a term (a 1-in-1,000 tool name taken for 1 in
-    # 100, after one ANALYZE in forty) it walked the primary key backwards testing every row, or scanned the table
-    # (420 and 240 ms at a million rows, and growing with them). So the older part is planned on its own
-    # (``OFFSET 0``), its bound on ``item_id`` is not an index condition (``+ 0``: it would offer a range scan of
-    # the whole key), and sequential scans are off for this one statement (RESET after it, in the same round trip;
-    # an error rolls the SET back with its transaction). A term without a word of three characters never gets here.
+    # A term without a word of three characters has no trigram for an index to look up, and matching it against
+    # every row took ~400 ms at a million items: it is looked for among the viewer's newest SEARCH_RECENT_ROWS
+    # items only, the first part of the search below, and the page says so (``ListFilters.search_is_short``).
     word = _trigram_word(q)
-    below_recent = RawSQL("(SELECT min(item_id) FROM search_recent)", [])
-    older = _older_matches(scope, q, word).alias(unindexed_id=F("item_id") + 0).filter(unindexed_id__lt=below_recent)
-    older_sql, older_params = older.order_by().values("item_id").query.sql_with_params()
+    recent = scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS]
+    if connection.vendor != "postgresql":
+        matches = scope if word else scope.filter(item_id__in=recent.values("item_id"))
+        return list(matches.filter(text__icontains=q).order_by("-item_id").values_list("item_id", flat=True)[:limit])
+    recent_sql, recent_params = recent.query.sql_with_params()
     pattern = f"%{connection.ops.prep_for_like_query(q)}%"
-    sql = (
+    # The newest rows are read first, whole (MATERIALIZED): given the LIKE beside them, the planner would walk the
+    # key backwards testing every row for a term that matches none.
+    newest = (
         f"WITH search_recent AS MATERIALIZED ({recent_sql}) "
-        "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC) "
-        f"UNION ALL (SELECT item_id FROM ({older_sql} OFFSET 0) AS older ORDER BY item_id DESC LIMIT %s) LIMIT %s"
+        "(SELECT item_id FROM search_recent WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC)"
     )
-    sql = f"SET enable_seqscan = off; {sql}; RESET enable_seqscan"
+    if not word:
+        sql, params = f"{newest} LIMIT %s", [*recent_params, pattern, limit]
+    else:
+        # The older matches are found through the trigram index, whatever the planner makes of the term: its
+        # estimate of a LIKE comes from a sample, and when the sample overrated a term (a 1-in-1,000 tool name
+        # taken for 1 in 100, after one ANALYZE in forty) it walked the primary key backwards testing every row,
+        # or scanned the table (420 and 240 ms at a million rows, and growing with them). So the older part is
+        # planned on its own (``OFFSET 0``), its bound on ``item_id`` is not an index condition (``+ 0``: it would
+        # offer a range scan of the whole key), and sequential scans are off for this one statement (RESET after
+        # it, in the same round trip; an error rolls the SET back with its transaction).
+        below_recent = RawSQL("(SELECT min(item_id) FROM search_recent)", [])
+        older = _older_matches(scope, q, word).alias(unindexed_id=F("item_id") + 0)
+        older_sql, older_params = (
+            older.filter(unindexed_id__lt=below_recent).order_by().values("item_id").query.sql_with_params()
+        )
+        sql = (
+            f"SET enable_seqscan = off; {newest} UNION ALL (SELECT item_id FROM ({older_sql} OFFSET 0) AS older "
+            "ORDER BY item_id DESC LIMIT %s) LIMIT %s; RESET enable_seqscan"
+        )
+        params = [*recent_params, pattern, *older_params, limit, limit]
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*recent_params, pattern, *older_params, limit, limit])
+        cursor.execute(sql, params)
         while cursor.description is None and cursor.nextset():  # past the SET, to the rows
             pass
-        return [row[0] for row in cursor.fetchall()]
-
-
-def _newest_matches(scope: QuerySet[ItemSearchText], q: str, limit: int) -> list[int]:
-    """Items among ``scope``'s newest ``SEARCH_RECENT_ROWS`` whose text contains ``q``, newest first. On
-    PostgreSQL the newest rows are read first, in a subquery the planner keeps whole (its ``LIMIT``): given the
-    condition beside it, it walked the whole key backwards testing every row for a term that matches none."""
-    newest = scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS]
-    if connection.vendor != "postgresql":
-        ids = scope.filter(item_id__in=newest.values("item_id"), text__icontains=q).order_by("-item_id")
-        return list(ids.values_list("item_id", flat=True)[:limit])
-    newest_sql, newest_params = newest.query.sql_with_params()
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT item_id FROM ({newest_sql}) AS newest WHERE UPPER(text) LIKE UPPER(%s) ORDER BY item_id DESC "
-            "LIMIT %s",
-            [*newest_params, f"%{connection.ops.prep_for_like_query(q)}%", limit],
-        )
         return [row[0] for row in cursor.fetchall()]
 
 
