@@ -1,15 +1,18 @@
 """AuditEvent is append-only in the database too (PostgreSQL): UPDATE and DELETE are refused, except
-the ORM's SET_NULL when an agent, a user or a thread is deleted — the log rows survive that."""
+the ORM's SET_NULL when an agent or a user is deleted — the log rows survive that. Deleting a thread does not
+touch the log at all: its events keep the thread's id (the column has no index, and nulling it read the whole log)."""
 
 from __future__ import annotations
 
 import copy
+import json
 
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from inbox.audit.record import Actor, audit
-from inbox.models import AuditEvent
+from inbox.models import AuditEvent, Thread
 from tests.conftest import spec_example
 
 
@@ -79,12 +82,43 @@ def test_deleting_an_agent_keeps_its_audit_events_with_the_reference_nulled(agen
     ids = set(AuditEvent.objects.filter(agent=agent.agent).values_list("pk", flat=True))
     assert len(ids) == 2  # run.ingested, item.created
 
+    thread_pk = Thread.objects.get(agent=agent.agent).pk
+
     agent.agent.delete()
 
     events = AuditEvent.objects.filter(pk__in=ids)
     assert events.count() == 2
-    assert set(events.values_list("agent_id", "actor_agent_id", "thread_id")) == {(None, None, None)}
+    # The agent references are nulled (indexed); the thread's id is left as written (its thread went with the agent).
+    assert set(events.values_list("agent_id", "actor_agent_id", "thread_id")) == {(None, None, thread_pk)}
     assert set(events.values_list("actor_label", flat=True)) == {"mailer"}  # who did it is still on record
+
+
+def test_deleting_a_thread_leaves_the_log_untouched_and_the_page_says_the_thread_is_gone(agent, ingest, client, staff):
+    ingest(agent, copy.deepcopy(spec_example("minimal_tool_approval")))
+    thread = Thread.objects.get(agent=agent.agent)
+    thread_pk = thread.pk
+    written = list(AuditEvent.objects.filter(thread=thread).order_by("pk").values())
+    assert [event["verb"] for event in written] == ["run.ingested", "item.created"]
+
+    with CaptureQueriesContext(connection) as queries:
+        thread.delete()
+
+    assert not Thread.objects.filter(pk=thread_pk).exists()
+    # Not one statement read or wrote the log: no scan of its unindexed thread column.
+    assert [q["sql"] for q in queries.captured_queries if "inbox_auditevent" in q["sql"]] == []
+    assert list(AuditEvent.objects.filter(pk__in=[e["id"] for e in written]).order_by("pk").values()) == written
+
+    client.force_login(staff)
+    page = client.get("/audit/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert f"thread #{thread_pk} (deleted)" in html
+    assert f"/audit/threads/{thread_pk}/" not in html  # no link to a page that would 404
+    rows = json.loads(b"".join(client.get("/audit/export/events.json").streaming_content))
+    assert {row["verb"]: row["thread_id"] for row in rows if row["verb"] in ("run.ingested", "item.created")} == {
+        "run.ingested": None,
+        "item.created": None,
+    }
 
 
 def test_deleting_a_user_keeps_their_audit_events_with_the_label(agent):
