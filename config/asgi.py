@@ -20,4 +20,4 @@ application = ProtocolTypeRouter(
     }
 )
 
-freeze_loaded_objects()
+freeze_loaded_objects(templates=True)

@@ -3,16 +3,41 @@
 from __future__ import annotations
 
 import gc
+from pathlib import Path
+
+TEMPLATE_SUFFIXES = (".html", ".txt")
 
 
-def freeze_loaded_objects() -> None:
-    """Load the URLconf (every view module with it), then move every object alive so far out of the cyclic
-    garbage collector's sight (``gc.freeze``). Modules, classes, functions and settings live as long as the
-    process; a full collection walked them all again every few hundred requests, and stalled the request it fell
-    in (105 ms in a list page measured in-process). What the process creates from here on is still collected.
+def freeze_loaded_objects(*, templates: bool = False) -> None:
+    """Load the URLconf (every view module with it), with ``templates`` compile the project's templates (a web
+    process: ``compile_project_templates``), then move every object alive so far out of the cyclic garbage
+    collector's sight (``gc.freeze``). Modules, classes, functions, settings and compiled templates live as long as
+    the process; a full collection walked them all again every few hundred requests, and stalled the request it
+    fell in (105 ms in a list page measured in-process). What the process creates from here on is still collected.
     Before a fork it also spares the children's copy-on-write pages the collector's writes."""
     from django.urls import get_resolver
 
     get_resolver().url_patterns  # noqa: B018  (imports every view module)
+    if templates:
+        compile_project_templates()
     gc.collect()
     gc.freeze()
+
+
+def compile_project_templates() -> list[str]:
+    """Compile every template in the template engines' ``DIRS`` (the project's ``templates/``) into their cached
+    loaders, and return their names. Compiled on first use instead, they stayed in the collector's sight (18,000
+    objects, 9 ms a full collection) and the first request for each page paid for its templates (about 200 ms for
+    all 83). A template that does not compile stops the process here rather than failing a request later."""
+    from django.template import engines
+
+    names = []
+    for engine in engines.all():
+        for directory in getattr(engine, "dirs", ()):
+            root = Path(directory)
+            for path in sorted(root.rglob("*")):
+                if path.suffix in TEMPLATE_SUFFIXES and path.is_file():
+                    name = path.relative_to(root).as_posix()
+                    engine.get_template(name)
+                    names.append(name)
+    return names

@@ -7,4 +7,4 @@ application = get_wsgi_application()
 
 from config.startup import freeze_loaded_objects  # noqa: E402
 
-freeze_loaded_objects()
+freeze_loaded_objects(templates=True)
