@@ -105,7 +105,8 @@ def oidc_provider(tmp_path_factory) -> Iterator[Provider]:
         try:
             if requests.get(f"{provider.issuer}/.well-known/openid-configuration", timeout=2).status_code == 200:
                 break
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):
+            # Not listening yet, or its first answer slower than 2 s on a loaded machine: ask again until the deadline.
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             raise RuntimeError(f"the OIDC provider did not start:\n{log_path.read_text()[-3000:]}")
