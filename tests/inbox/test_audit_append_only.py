@@ -5,7 +5,6 @@ touch the log at all: its events keep the thread's id (the column has no index, 
 from __future__ import annotations
 
 import copy
-import json
 
 from django.contrib.auth.models import User
 from django.db import DatabaseError, connection, transaction
@@ -14,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from inbox.audit.record import Actor, audit
 from inbox.models import AuditEvent, Thread
 from tests.conftest import spec_example
+from tests.helpers.exports import read_json
 
 
 def trigger_installed() -> bool:
@@ -114,7 +114,7 @@ def test_deleting_a_thread_leaves_the_log_untouched_and_the_page_says_the_thread
     html = page.content.decode()
     assert f"thread #{thread_pk} (deleted)" in html
     assert f"/audit/threads/{thread_pk}/" not in html  # no link to a page that would 404
-    rows = json.loads(b"".join(client.get("/audit/export/events.json").streaming_content))
+    rows = read_json(client.get("/audit/export/events.json"))
     assert {row["verb"]: row["thread_id"] for row in rows if row["verb"] in ("run.ingested", "item.created")} == {
         "run.ingested": None,
         "item.created": None,

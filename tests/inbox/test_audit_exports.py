@@ -4,8 +4,6 @@ exports of decisions and events, which follow the team rule like every other rea
 from __future__ import annotations
 
 import copy
-import csv
-import io
 import json
 from datetime import timedelta
 
@@ -20,6 +18,7 @@ from inbox.audit.exports import AuditFilterForm, export_response
 from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem
 from tests.conftest import spec_example
+from tests.helpers.exports import read_csv, read_json
 
 
 @pytest.fixture
@@ -46,16 +45,6 @@ def decided(make_agent, ingest, alice, bob, dave):
         payload={"approved": True, "editedArgs": {"to": "a@b.com", "subject": "Hi", "body": "revised"}},
     )
     return mailer, ledger
-
-
-def read_csv(response) -> list[dict]:
-    assert response.streaming and response["Content-Type"].startswith("text/csv")
-    return list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
-
-
-def read_json(response) -> list[dict]:
-    assert response.streaming and response["Content-Type"] == "application/json"
-    return json.loads(b"".join(response.streaming_content))
 
 
 def test_the_decisions_csv_has_one_row_per_decision_with_who_what_and_edits(decided, staff, client):

@@ -3,9 +3,6 @@ item's decision and its run's resume), and its decisions are in their exports, f
 
 from __future__ import annotations
 
-import csv
-import io
-
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth.models import Group
@@ -15,6 +12,7 @@ from inbox.decisions.services import decision_submit
 from inbox.live import push as live
 from inbox.models import InboxItem
 from inbox.policies.services import policy_create
+from tests.helpers.exports import read_csv
 from tests.helpers.websockets import connected, session_cookie
 from tests.helpers.websockets import run_scenario as run_async
 from tests.policies.runs import post_tool_run
@@ -71,8 +69,7 @@ def test_the_routed_teams_decisions_are_in_its_export_under_its_name(ingest, age
         client.force_login(user)
         response = client.get(f"/audit/export/decisions.csv?{query}")
         assert response.status_code == 200
-        rows = csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))
-        return [row["interrupt_id"] for row in rows]
+        return [row["interrupt_id"] for row in read_csv(response)]
 
     assert exported(dave) == [refund.interrupt_id]
     assert exported(dave, "team=finance") == [refund.interrupt_id]
