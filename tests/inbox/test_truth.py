@@ -1,14 +1,12 @@
-"""What the approver sees is the truth: stored outcomes (item, API, filter, backfill), the run's real deadline,
+"""What the approver sees is the truth: stored outcomes (item, API, filter), the run's real deadline,
 dead siblings closed at once, the resume's state on every decided item, the deciders told when it fails,
 and no click offered that cannot succeed."""
 
 from __future__ import annotations
 
-import importlib
 from datetime import timedelta
 
 import pytest
-from django.apps import apps as django_apps
 from django.core import mail
 
 from inbox.decisions.services import decision_submit
@@ -100,25 +98,6 @@ def test_the_openapi_schema_documents_the_outcome_filter(client, staff):
     parameters = {p["name"]: p for p in schema["paths"]["/api/v1/items"]["get"]["parameters"]}
     assert "denied" in parameters["outcome"]["schema"]["enum"]
     assert "ItemOutcomeEnum" in schema["components"]["schemas"]
-
-
-def test_the_migration_backfills_outcomes_from_status_and_payload(db, alice, agent):
-    items = {
-        "denied": InboxItemFactory(run__agent=agent.agent, status="resolved", response_payload=DENY),
-        "approved_with_edits": InboxItemFactory(
-            run__agent=agent.agent, status="resolved", response_payload={"approved": True, "editedArgs": {}}
-        ),
-        "answered": InboxItemFactory(run__agent=agent.agent, status="resolved", response_payload={"year": 2026}),
-        "cancelled": InboxItemFactory(run__agent=agent.agent, status="cancelled"),
-        "expired": InboxItemFactory(run__agent=agent.agent, status="expired"),
-        "": InboxItemFactory(run__agent=agent.agent),
-    }
-    InboxItem.objects.update(outcome="")
-    migration = importlib.import_module("inbox.migrations.0009_item_outcome_stored")
-    migration.backfill_outcomes(django_apps, None)
-    assert {key: InboxItem.objects.get(pk=item.pk).outcome for key, item in items.items()} == {
-        key: key for key in items
-    }
 
 
 def test_the_item_page_says_denied_and_claims_no_tool_ran(client, alice, agent):

@@ -1,14 +1,10 @@
-"""Approvers' API tokens are stored hashed, shown once, revocable, and old raw keys were migrated."""
+"""Approvers' API tokens are stored hashed, shown once and revocable."""
 
 from __future__ import annotations
 
-import importlib
 from io import StringIO
-from types import SimpleNamespace
 
-from django.apps import apps
 from django.core.management import call_command
-from django.db import connection
 from django.utils import timezone
 
 from agents.models import hash_token
@@ -51,21 +47,3 @@ def test_the_command_issues_a_token(client, alice):
     call_command("api_token", "alice", "--label", "script", stdout=out)
     key = out.getvalue().strip().splitlines()[-1]
     assert items(client, key).status_code == 200
-
-
-def test_keys_of_the_old_raw_token_table_are_hashed_and_keep_working(client, alice):
-    migration = importlib.import_module("inbox.migrations.0005_approver_api_tokens_stored_hashed")
-    raw_key = "0123456789abcdef0123456789abcdef01234567"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TABLE authtoken_token (key varchar(40) PRIMARY KEY, user_id integer NOT NULL, "
-            "created timestamp with time zone NOT NULL)"
-        )
-        cursor.execute("INSERT INTO authtoken_token VALUES (%s, %s, %s)", [raw_key, alice.pk, timezone.now()])
-    migration.hash_existing_tokens(apps, SimpleNamespace(connection=connection))
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT COUNT(*) FROM authtoken_token")
-        assert cursor.fetchone()[0] == 0
-        cursor.execute("DROP TABLE authtoken_token")
-    assert ApiToken.objects.get(user=alice).token_hash == hash_token(raw_key)
-    assert items(client, raw_key).status_code == 200
