@@ -59,7 +59,8 @@ test-frameworks: $(STAMP) frameworks-venvs
 test-fast: $(STAMP)
 	@$(MAKE) --no-print-directory test PYTEST_ARGS='-m "not browser and not worker and not integration" $(PYTEST_ARGS)'
 
-## make lint: style and layout (ruff, complexity <= 20), types (mypy.ini), the dependency rule (.importlinter).
+## make lint: style and layout (ruff, complexity <= 20), types (mypy.ini), the dependency rule (.importlinter), models
+## without a migration and apps with more than one leaf migration (django-linear-migrations' system checks).
 
 ## make test-faults: kill workers, the agent, Redis, PostgreSQL and web processes of a running deployment
 ## (its own PostgreSQL cluster and Redis under a temp dir) and check nothing is lost, doubled or late.
@@ -71,6 +72,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports --no-cache
+	$(PY) manage.py makemigrations --check --dry-run
 
 format: $(STAMP)
 	$(VENV)/bin/ruff format .
