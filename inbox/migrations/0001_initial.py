@@ -453,7 +453,8 @@ class PostgreSQLOnly(migrations.RunSQL):
             super().database_backwards(app_label, schema_editor, from_state, to_state)
 
 
-# Columns the ORM nulls out on delete of the row they point at. Everything else is frozen.
+# The references an UPDATE may set to NULL (on_delete=SET_NULL does, when the row they point at goes); the rest is
+# frozen.
 NULLABLE_FKS = ("actor_user_id", "actor_agent_id", "agent_id", "thread_id")
 
 AUDIT_APPEND_ONLY = [
@@ -507,6 +508,6 @@ $$
 SEARCH_TRIGRAMS_REVERSE = 'DROP INDEX IF EXISTS "item_search_trgm"'
 
 Migration.operations += [
-    PostgreSQLOnly(AUDIT_APPEND_ONLY, AUDIT_APPEND_ONLY_REVERSE, elidable=False),
-    PostgreSQLOnly(SEARCH_TRIGRAMS, SEARCH_TRIGRAMS_REVERSE, elidable=False),
+    PostgreSQLOnly(AUDIT_APPEND_ONLY, AUDIT_APPEND_ONLY_REVERSE),
+    PostgreSQLOnly(SEARCH_TRIGRAMS, SEARCH_TRIGRAMS_REVERSE),
 ]
