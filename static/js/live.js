@@ -4,8 +4,8 @@
    server renders the fragments that changed for this user (rows, tab counts, claim box, resume state,
    notices) with hx-swap-oob and pushes them, and htmx swaps them in. Nothing is fetched per event and no
    page logic lives here: this file connects, reconnects with capped jittered backoff (asking the server
-   for what changed since its last message), keeps the user's ticks and selection across swaps, and locks
-   the form parts the server marks as locked. */
+   for what changed since its last message), keeps the user's ticks and selection across swaps, locks the
+   form parts the server marks as locked, and stops the countdown of an item the server says is closed. */
 (function () {
   "use strict";
 
@@ -65,6 +65,23 @@
     });
   }
 
+  // The item page's own item closed elsewhere (the server pushed its pill, which no longer says Open): its
+  // countdown stops and says so, and its form looks and acts decided.
+  function closeItem() {
+    var pill = document.getElementById("item-status");
+    if (!pill || pill.dataset.outcome === "open") return;
+    document.querySelectorAll(".item-head .countdown[data-expires]").forEach(function (el) {
+      el.removeAttribute("data-expires");
+      el.classList.remove("is-soon", "is-urgent", "is-past");
+      el.classList.add("is-stopped");
+      el.textContent = "no longer open";
+    });
+    document.querySelectorAll("[data-decision-form]").forEach(function (form) {
+      form.setAttribute("aria-disabled", "true");
+      form.querySelectorAll("button, input, textarea, select").forEach(function (el) { el.disabled = true; });
+    });
+  }
+
   function expireToasts() {
     document.querySelectorAll(".live-toast:not([data-shown])").forEach(function (toast) {
       toast.dataset.shown = "1";
@@ -77,6 +94,7 @@
     htmx.swap(body, html, { swapStyle: "none" });
     restore(state);
     applyLocks();
+    closeItem();
     expireToasts();
     var meta = document.getElementById("live-meta");
     if (meta) {
@@ -112,11 +130,11 @@
   /* For tests and the curious: drop the socket as a network failure would. */
   window.inboxLive = {
     drop: function () { if (socket) socket.close(); },
-    state: function () { return socket ? socket.readyState : -1; },
   };
 
   function init() {
     applyLocks();
+    closeItem();
     if (!window.WebSocket || !window.htmx || !body.dataset.liveUrl) return;
     connect();
     window.addEventListener("online", function () {
