@@ -1,13 +1,8 @@
-/* Accessibility the server cannot write itself:
-
-   - a block of code that scrolls gets tabindex="0" and a name, so keyboard users can scroll it;
-   - django-jsonform draws its form in the browser with labels that are not tied to their inputs: each row's
-     label gets a `for` and its input an `id` (and a required field an aria-required), so clicking the label
-     focuses the field and screen readers read the name; its "[-]" / "[+]" toggles get names too. */
+/* Accessibility the server cannot write itself: a block of code, a table or a card that scrolls gets
+   tabindex="0" and a name, so keyboard users can scroll it. (The answer form django-jsonform draws in the
+   browser is fitted by item.js.) */
 (function () {
   "use strict";
-
-  var counter = 0;
 
   function scrollables() {
     document.querySelectorAll("pre, .diff").forEach(function (block) {
@@ -19,25 +14,6 @@
         var title = heading && heading.querySelector(".card-title, .label, summary, h2, h3");
         block.setAttribute("aria-label", title ? title.textContent.trim().slice(0, 80) : "Code");
       }
-    });
-  }
-
-  function formLabels() {
-    document.querySelectorAll(".rjf-form-row").forEach(function (row) {
-      var label = row.querySelector("label");
-      var input = row.querySelector("input:not([type=hidden]), select, textarea");
-      if (!label || !input || label.htmlFor || row.querySelectorAll("input:not([type=hidden]), select, textarea").length > 1) return;
-      if (!input.id) input.id = "rjf-field-" + (++counter);
-      label.htmlFor = input.id;
-      if (label.classList.contains("rjf-required")) input.setAttribute("aria-required", "true");
-    });
-    document.querySelectorAll(".rjf-form-group-title-button, .rjf-collapsible-toggle, button.rjf-remove-button").forEach(function (button) {
-      if (button.getAttribute("aria-label")) return;
-      var group = button.closest(".rjf-form-group, .rjf-form-row");
-      var title = group && group.querySelector(".rjf-form-group-title, label");
-      var what = title ? title.textContent.replace(/\[[-+]\]/g, "").trim() : "this part";
-      var text = button.textContent.trim();
-      button.setAttribute("aria-label", (text === "[+]" ? "Expand " : text === "[-]" ? "Collapse " : "Remove ") + what);
     });
   }
 
@@ -58,7 +34,7 @@
     });
   }
 
-  function run() { scrollables(); formLabels(); scrollingBoxes(); }
+  function run() { scrollables(); scrollingBoxes(); }
 
   var pending = false;
   new MutationObserver(function () {

@@ -264,29 +264,36 @@
     });
   }
 
-  // --- small things ----------------------------------------------------------------------------
-  function csrfToken() {
-    var input = document.querySelector("input[name=csrfmiddlewaretoken]");
-    if (input) return input.value;
-    var match = document.cookie.match(/(?:^|; )csrftoken=([^;]+)/);
-    return match ? decodeURIComponent(match[1]) : "";
+  // --- refusals ---------------------------------------------------------------------------------
+  // A request htmx sent (hx-post, hx-get) that the server refused or could not answer: its reason goes in the
+  // page's notice line (or a toast where the page has none), never silently nowhere. The API answers
+  // {"detail": ...}; a page answers text.
+  function refusal(xhr) {
+    var text = "";
+    try { var body = JSON.parse(xhr.responseText); text = body && (body.detail || body.error) || ""; } catch (e) { text = ""; }
+    return text || "The request failed (HTTP " + xhr.status + "). Reload the page and try again.";
   }
 
-  function setupApiButtons() {
-    document.addEventListener("click", function (event) {
-      var button = event.target.closest("[data-api-post]");
-      if (!button) return;
-      button.disabled = true;
-      fetch(button.dataset.apiPost, { method: "POST", credentials: "same-origin",
-        headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" } })
-        .then(function (response) {
-          if (response.ok) { window.location.reload(); return; }
-          return response.json().then(function (body) {
-            button.disabled = false;
-            alert((body && (body.detail || body.error)) || "The request failed.");
-          });
-        })
-        .catch(function () { button.disabled = false; });
+  function showProblem(text) {
+    var notice = document.getElementById("live-notice");
+    if (notice) {
+      notice.dataset.tone = "warn";
+      notice.textContent = text;
+      return;
+    }
+    var toasts = document.getElementById("live-toasts");
+    if (!toasts) return;
+    var toast = document.createElement("div");
+    toast.className = "live-toast";
+    toast.setAttribute("role", "alert");
+    toast.textContent = text;
+    toasts.appendChild(toast);
+  }
+
+  function setupRefusals() {
+    document.body.addEventListener("htmx:responseError", function (event) { showProblem(refusal(event.detail.xhr)); });
+    document.body.addEventListener("htmx:sendError", function () {
+      showProblem("The server could not be reached. Check the connection and try again.");
     });
   }
 
@@ -325,11 +332,12 @@
     document.addEventListener("click", onRowClick);
     setupEditFields();
     setupSetAll();
-    setupApiButtons();
+    setupRefusals();
     setupFilters();
     setupBulk();
   }
 
-  window.Inbox = { tickCountdowns: tickCountdowns, tickAges: tickAges };
+  // triage.js reads the same rule for "the user is typing".
+  window.Inbox = { typing: typing };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();

@@ -1,5 +1,7 @@
-/* The item page's answer form, which django-jsonform draws in the browser (a11y.js ties its labels to inputs):
+/* The item page's answer form, which django-jsonform draws in the browser:
 
+   - its labels are not tied to their inputs: each row's label gets a `for` and its input an `id` (and a
+     required field aria-required), so clicking the label focuses the field and screen readers read the name;
    - its buttons show only "[-]", "[+]", "↑", "↓", "×" or "Add item": each gets a name that says what it does
      to which part ("Collapse Address", "Remove entry 2 of People"), and the collapse toggle its state;
    - an entry of a list of plain values has no label: it is named after its list ("Tags, entry 1");
@@ -74,7 +76,19 @@
     });
   }
 
-  // A row with a <label> is named by it (a11y.js ties the two); a list's entries of plain values have none.
+  function tieLabels(form) {
+    form.querySelectorAll(".rjf-form-row").forEach(function (row) {
+      var label = row.querySelector("label");
+      var inputs = row.querySelectorAll("input:not([type=hidden]), select, textarea");
+      if (!label || inputs.length !== 1 || label.htmlFor) return;
+      var input = inputs[0];
+      if (!input.id) input.id = "rjf-field-" + (++counter);
+      label.htmlFor = input.id;
+      if (label.classList.contains("rjf-required")) input.setAttribute("aria-required", "true");
+    });
+  }
+
+  // A row with a <label> is named by it (tieLabels); a list's entries of plain values have none.
   function labelled(input, row) {
     if (input.closest("label") || input.getAttribute("aria-labelledby")) return true;
     if (input.getAttribute("aria-label") && !input.dataset.itemNamed) return true;
@@ -112,7 +126,7 @@
     });
   }
 
-  function fit(form) { nameButtons(form); nameEntries(form); tieErrors(form); }
+  function fit(form) { tieLabels(form); nameButtons(form); nameEntries(form); tieErrors(form); }
 
   function setup() {
     document.querySelectorAll("[data-schema-form]").forEach(function (form) {

@@ -10,9 +10,7 @@
 (function () {
   "use strict";
 
-  function typing(target) {
-    return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
-  }
+  var typing = window.Inbox.typing;  // inbox.js, loaded before this file
 
   // "?" lists this page's shortcuts.
   var pageShortcuts = document.querySelector("template[data-page-shortcuts]");

@@ -791,7 +791,7 @@ def test_the_run_page_shows_a_failed_resume_with_its_error_and_a_retry_for_staff
     page = client.get(f"/inbox/runs/{run.pk}/").content.decode()
     assert 'data-resume-state="failed"' in page
     assert "connection refused" in page and "run-21" in page
-    assert f'data-api-post="/api/v1/runs/{run.pk}/resume/retry"' in page
+    assert f'hx-post="/api/v1/runs/{run.pk}/resume/retry"' in page
     client.force_login(alice)
     page = client.get(f"/inbox/runs/{run.pk}/").content.decode()
     assert "connection refused" in page
