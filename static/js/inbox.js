@@ -278,6 +278,7 @@
     var notice = document.getElementById("live-notice");
     if (notice) {
       notice.dataset.tone = "warn";
+      notice.dataset.refusal = "1";
       notice.textContent = text;
       return;
     }
@@ -291,6 +292,14 @@
   }
 
   function setupRefusals() {
+    // Trying again takes the last refusal away (a live notice that replaced it meanwhile stays).
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      var notice = document.getElementById("live-notice");
+      if (notice && notice.dataset.refusal && event.detail.requestConfig.verb !== "get") {
+        notice.textContent = "";
+        delete notice.dataset.refusal;
+      }
+    });
     document.body.addEventListener("htmx:responseError", function (event) { showProblem(refusal(event.detail.xhr)); });
     document.body.addEventListener("htmx:sendError", function () {
       showProblem("The server could not be reached. Check the connection and try again.");

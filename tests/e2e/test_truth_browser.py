@@ -120,6 +120,25 @@ def test_a_failed_delivery_is_visible_on_the_item_and_in_the_list(login, alice, 
     shot(page, "truth-list-delivery-failed")
 
 
+def test_staff_retry_a_failed_delivery_from_the_run_page_and_see_a_refusal_in_the_page(login, alice, staff, post_run):
+    run = post_run(confirmations("t-1", "r-1", 60))
+    off_loop(decision_submit, item_id=run.items.get().pk, user=alice, status="resolved", payload={"approved": True})
+    Resume.objects.filter(run=run).update(state="failed", attempts=6, last_error="the agent answered 502")
+    page = open_live(login(staff), run.get_absolute_url())
+
+    Resume.objects.filter(run=run).update(state="pending")  # someone else retried it meanwhile
+    page.get_by_role("button", name="Retry sending").click()
+    expect(page.locator("#live-notice")).to_have_text("Only a failed resume can be retried; this one is pending.")
+    expect(page.get_by_role("button", name="Retry sending")).to_be_enabled()
+
+    Resume.objects.filter(run=run).update(state="failed")
+    page.get_by_role("button", name="Retry sending").click()
+    expect(page.locator("#resume-state")).to_have_attribute("data-resume-state", "pending")
+    expect(page.get_by_role("button", name="Retry sending")).to_have_count(0)
+    expect(page.locator("#live-notice")).to_be_empty()  # the refusal went with the new attempt
+    assert Resume.objects.get(run=run).state == "pending"
+
+
 def test_approve_is_disabled_with_the_reason_for_the_requester(login, alice, post_run):
     run = post_run(confirmations("t-1", "r-1", 60, requested_by=alice.get_username()))
     page = login(alice)

@@ -11,6 +11,7 @@ from django.core import mail
 
 from inbox.decisions.services import decision_submit
 from inbox.expiry.services import SIBLING_NOTE, expire_sweep
+from inbox.live import fragments
 from inbox.models import InboxItem, Resume
 from inbox.teams.notifications import notify_delivery_failed
 from tests.factories import InboxItemFactory, RunFactory
@@ -210,6 +211,17 @@ def test_the_run_header_says_the_resumes_real_state(client, alice, stored_run):
     client.force_login(alice)
     page = client.get(run.get_absolute_url()).content.decode()
     assert '<span class="delivery-mark delivery-delivered" data-delivery="delivered">Delivered</span>' in page
+
+
+def test_a_live_push_to_the_run_page_replaces_the_header_line_out_of_band(alice, stored_run):
+    run = stored_run("t-1", "r-1", 30)
+    decide(run.items.get(), alice)
+    Resume.objects.filter(run=run).update(state="failed", last_error="the agent answered 502")
+    view = fragments.LiveView.parse(f"view=run&run={run.pk}")
+    html = fragments.render(view, alice, [("resume.state", {"run": run.pk})]).html
+    header = html[html.index('hx-swap-oob="outerHTML:.item-head [data-run-status]"') :]
+    assert header.startswith('hx-swap-oob="outerHTML:.item-head [data-run-status]">1 of 1 decided')
+    assert 'data-delivery="failed">Delivery failed</span>: the agent answered 502' in header
 
 
 def test_an_unknown_reason_without_a_schema_can_be_answered_in_words(client, alice, agent):
