@@ -18,10 +18,6 @@ def hash_token(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def random_generation() -> int:
-    return secrets.randbits(48)
-
-
 class Agent(models.Model):
     """An AG-UI agent that parks interrupts here. Its endpoint is set by admins only, never from an
     ingest body: the inbox POSTs decisions there, so it must not be attacker-controlled."""
@@ -52,11 +48,6 @@ class Agent(models.Model):
     teams = models.ManyToManyField(Group, blank=True, related_name="agents", help_text="Teams that decide its items.")
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    # Raised whenever the auto-decision policies that may apply to the agent's items could have changed (a
-    # policy or a team membership: inbox.policies.services.policies_for_agent). Ingest reads it with the agent (the token lookup),
-    # so a web process reuses the policies it loaded until this number moves. It starts at random, so an agent
-    # that gets the id of a deleted one (or of a rolled-back test's) cannot meet the other's cached policies.
-    policy_generation = models.PositiveBigIntegerField(default=random_generation, editable=False)
 
     class Meta:
         ordering = ["name"]

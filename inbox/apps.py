@@ -13,7 +13,9 @@ class InboxConfig(AppConfig):
         from inbox.teams import notifications
 
         membership.connect()
-        policies.connect()  # keeps each process's cache of the agents' policies true
+        # In this order, inside the ingest transaction: the agent's policies decide, route or re-count the new
+        # items first; the announcement, queued for after the commit, then sees what they did.
+        run_ingested.connect(policies.apply_policies_on_ingest, dispatch_uid="inbox.policies_on_ingest")
         run_ingested.connect(notifications.notify_on_ingest, dispatch_uid="inbox.notify_on_ingest")
         # The audit record of the agent registry's changes (agents sends signals; it imports no inbox code).
         agent_receivers.connect()

@@ -72,13 +72,11 @@ def _fresh_channel_layer() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _fresh_conformance_memo() -> Iterator[None]:
-    """Each test starts with no conformance observation remembered as written and no thread remembered as
-    stored on (the ingest's hint): a flushed database may give another test's agent the same id."""
+    """Each test starts with no conformance observation remembered as written: a flushed database may give
+    another test's agent the same id."""
     from inbox.conformance.recorder import forget_written
-    from inbox.ingest.services import forget_known_threads
 
     forget_written()
-    forget_known_threads()
     yield
 
 

@@ -9,8 +9,6 @@ from django.db import models
 from django.utils import timezone
 
 from agents.models import Agent
-from inbox.core.instances import build
-from inbox.core.sql import SqlValue
 from inbox.models import AuditEvent
 
 
@@ -50,16 +48,14 @@ def audit_event(
 ) -> AuditEvent:
     """An unsaved AuditEvent; pass a list of them to ``audit_record``. The agent and thread default to the
     object's own, read by id so that building many events never loads a related row."""
-    return build(
-        AuditEvent,
+    return AuditEvent(
         actor_type=actor.type,
         actor_user=actor.user,
         actor_agent=actor.agent,
         actor_label=actor.label,
         verb=verb,
         object_type=_object_type(obj),
-        # An id the statement that writes the row computes (inbox.core.sql.insert_unless_exists), or the pk.
-        object_id=obj.pk.text() if isinstance(obj.pk, SqlValue) else str(obj.pk),
+        object_id=str(obj.pk),
         agent_id=agent.pk if agent is not None else getattr(obj, "agent_id", None),
         thread_id=thread.pk if thread is not None else getattr(obj, "thread_id", None),
         data=data or {},

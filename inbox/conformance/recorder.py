@@ -159,13 +159,6 @@ def _fresh(agent_id: int, behaviour: str, variant: str, moment: float) -> bool:
     return written is not None and moment - written < settings.INBOX_CONFORMANCE_REFRESH_SECONDS
 
 
-def unwritten(*, agent_id: int, observations: list[Observation]) -> bool:
-    """Whether ``save`` would write any of these observations (an ingest that would not can skip its
-    transaction: ``inbox.ingest.services``)."""
-    moment = time.monotonic()
-    return any(not _fresh(agent_id, behaviour, variant, moment) for behaviour, variant, _detail in observations)
-
-
 def save(*, agent_id: int, run: Run | None, observations: list[Observation], now: datetime | None = None) -> None:
     """Upsert the observations (one statement): last seen now, this run the example, first seen kept.
 

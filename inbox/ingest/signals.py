@@ -1,9 +1,9 @@
-"""Signals the ingest path sends, for the packages that act on new work (notifications, …).
+"""Signals the ingest path sends, for the packages that act on new work (policies, notifications, …).
 
 ``run_ingested(sender=Run, run, items)``: sent inside the ingest's ``atomic`` block once a new run and its items
-are stored (never for a replay). The transaction may already be committed by then (the ingest commits in the
-round trip of its last inserts when nothing else of its own is left to write), so receivers must not write to
-the database; work they start (I/O, tasks) goes after the commit with ``transaction.on_commit``.
+are stored (never for a replay), before the commit. Receivers may write (the auto-decision policies decide
+items here, in the ingest's transaction); work they start outside the database (I/O, tasks) goes after the
+commit with ``transaction.on_commit``. Receivers run in the order ``InboxConfig.ready`` connects them.
 """
 
 from django.dispatch import Signal

@@ -12,12 +12,12 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import models
+from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Agent
 from inbox.core.fields import RowsJSONField
 from inbox.core.json_view import in_key_order, in_schema_order, proposal_args
-from inbox.core.paths import id_path
 from inbox.limits import MAX_JSON_DEPTH
 
 
@@ -68,7 +68,7 @@ class Thread(models.Model):
         return self.thread_id
 
     def get_absolute_url(self) -> str:
-        return id_path("inbox:thread", self.pk)
+        return reverse("inbox:thread", args=[self.pk])
 
 
 class Run(models.Model):
@@ -127,7 +127,7 @@ class Run(models.Model):
         return self.run_id
 
     def get_absolute_url(self) -> str:
-        return id_path("inbox:run", self.pk)
+        return reverse("inbox:run", args=[self.pk])
 
     def tool_call(self, tool_call_id: str | None) -> dict | None:
         if not tool_call_id:
@@ -265,7 +265,7 @@ class InboxItem(models.Model):
         return f"{self.reason}: {self.interrupt_id}"
 
     def get_absolute_url(self) -> str:
-        return id_path("inbox:item", self.pk)
+        return reverse("inbox:item", args=[self.pk])
 
     @property
     def is_open(self) -> bool:

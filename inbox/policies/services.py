@@ -1,8 +1,8 @@
 """Write paths of auto-decision policies: saving and promoting them (audited, with the diff of an edit),
 and applying them to the items of a run at ingest.
 
-``apply_policies_at_ingest`` runs inside the ingest transaction, after the contract checks and after the
-items are stored. For each open item it walks the policies of the item's agent and of the agent's teams in
+``apply_policies_on_ingest`` receives ``run_ingested`` (wired in ``InboxConfig.ready``): it runs inside the
+ingest transaction, after the contract checks and after the items are stored. For each open item it walks the policies of the item's agent and of the agent's teams in
 order: every matching shadow policy records what it would have done (``PolicyMatch``); the first matching
 enforced policy acts: approve/deny decide through ``inbox.decisions.services.decision_by_policy`` (every
 rule of a human decision applies: expiry, the payload against the item's schema, the quorum), "require N
@@ -16,7 +16,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Q
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit
@@ -160,44 +160,14 @@ def policy_promote(*, user, policy_id: int) -> Policy:
 
 
 def policies_for_agent(agent: Agent) -> list[Policy]:
-    """The enabled policies that apply to the agent's items, in order: its own and its teams'.
-
-    Kept per web process and reused while the agent's ``policy_generation`` (read with the agent, by the
-    token lookup) has not moved: every change that could alter this list raises it (``bump_policy_generation``)
-    in the same transaction, so an agent row showing the new number means the new policies are committed.
-    The cached policies are only read, never changed."""
-    key = (agent.pk, agent.policy_generation)
-    cached = _POLICIES.get(agent.pk)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    policies = list(
+    """The enabled policies that apply to the agent's items, in order: its own and its teams'. One query, on the
+    indexes of the policy's agent and team."""
+    return list(
         Policy.objects.filter(enabled=True)
-        .filter(Q(agent=agent) | Q(team__in=Group.objects.filter(agents=agent)))
+        .filter(Q(agent=agent) | Q(team__in=Group.objects.filter(agents=agent).values("pk")))
         .select_related("service_user", "route_team")
         .order_by("position", "pk")
     )
-    _POLICIES[agent.pk] = (key, policies)
-    return policies
-
-
-_POLICIES: dict[int, tuple[tuple[int, int], list[Policy]]] = {}
-
-
-def bump_policy_generation(**_signal: Any) -> None:
-    """Every agent's cached policies are stale: a policy, a team or an agent's teams changed. Policies change
-    rarely and agents are few, so every agent is bumped rather than working out which ones a change touches
-    (a policy moved from one agent or team to another touches both)."""
-    Agent.objects.update(policy_generation=F("policy_generation") + 1)
-
-
-def connect() -> None:
-    """Receivers that keep ``policies_for_agent``'s cache true (``InboxConfig.ready``)."""
-    from django.db.models.signals import m2m_changed, post_delete, post_save
-
-    post_save.connect(bump_policy_generation, sender=Policy, dispatch_uid="inbox.policies.saved")
-    post_delete.connect(bump_policy_generation, sender=Policy, dispatch_uid="inbox.policies.deleted")
-    post_save.connect(bump_policy_generation, sender=Group, dispatch_uid="inbox.policies.team_saved")
-    m2m_changed.connect(bump_policy_generation, sender=Agent.teams.through, dispatch_uid="inbox.policies.teams")
 
 
 def policy_subject(policy: Policy, item: InboxItem) -> Any:
@@ -225,9 +195,9 @@ def _payload_of(policy: Policy) -> dict | None:
     return None
 
 
-def apply_policies_at_ingest(*, run: Run, items: list[InboxItem]) -> None:
-    """Called by ``inbox.ingest.services`` inside the ingest transaction once the run's items are stored.
-    Updates the given item objects in place when a policy decided, routed or re-counted them."""
+def apply_policies_on_ingest(*, run: Run, items: list[InboxItem], **signal: Any) -> None:
+    """Receives ``run_ingested``, inside the ingest transaction once the run's items are stored. Updates the given
+    item objects in place when a policy decided, routed or re-counted them (the ingest's answer shows them)."""
     open_items = [item for item in items if item.status == InboxItem.Status.OPEN]
     if not open_items:
         return

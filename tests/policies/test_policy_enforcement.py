@@ -270,9 +270,8 @@ def test_the_audit_log_json_is_serializable(internal_email):
 
 
 def test_each_change_that_alters_an_agents_policies_applies_to_its_very_next_run(ingest, agent, staff):
-    """Each web process keeps the policies it loaded per agent (``policies_for_agent``) until the agent's
-    ``policy_generation`` moves: a new policy, an edit, a disabled one, a team joined or left all apply to the
-    next run, never to one after a delay."""
+    """A new policy, an edit, a disabled one, a team joined or left all apply to the next run, never to one
+    after a delay."""
 
     def next_status(n: int) -> str:
         return item(post_tool_run(ingest, agent, f"t{n}", f"r{n}", ("sendEmail", {"to": "ann@ourco.com"})), 0).status
