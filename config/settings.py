@@ -408,9 +408,6 @@ INBOX_LIVE_RESYNC_MARGIN_SECONDS = env_float("INBOX_LIVE_RESYNC_MARGIN_SECONDS",
 # Pushes that reach one socket within this window are rendered together (a burst of 100 new items is a
 # few renders, not 100).
 INBOX_LIVE_DEBOUNCE_SECONDS = env_float("INBOX_LIVE_DEBOUNCE_SECONDS", 0.1)
-# How long the process's push sender waits after a push for more to send with it (``inbox.live.push``): pushes
-# to the same groups within the window are one channel-layer message. 0 sends each at once.
-INBOX_LIVE_BATCH_SECONDS = env_float("INBOX_LIVE_BATCH_SECONDS", 0.05)
 
 INSTALLED_APPS += ["django_htmx", "csp"]
 MIDDLEWARE.insert(MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1, "csp.middleware.CSPMiddleware")

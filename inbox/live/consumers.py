@@ -213,11 +213,6 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
         if rendered.close_code is not None:
             await self.close(code=rendered.close_code)
 
-    async def inbox_events(self, message: dict[str, Any]) -> None:
-        """Several pushes merged by ``inbox.live``'s sender into one message: forward each, in order."""
-        for event in message["events"]:
-            await self.inbox_event(event)
-
     async def membership_changed(self, message: dict[str, Any]) -> None:
         """The user's teams, staff flag or session changed: follow what they may see now, or close."""
         session_key = message.get("session")

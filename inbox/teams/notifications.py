@@ -1,10 +1,10 @@
 """Telling the agent's teams about new items: email (at once, or a periodic digest, per user) and an
 optional signed webhook per team that a chat tool can consume.
 
-Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (an ``after_ingest``
-hook) hands its id, on commit, to a per-process announcer thread that queues ``notify_new_runs`` (runs
-committed together leave in one message). That task claims each run by setting ``notified_at``, emails the
-team members who want immediate mail and queues one ``deliver_webhook`` per enabled team webhook.
+Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (a ``run_ingested``
+receiver) queues ``notify_new_runs`` for it once the ingest commits. That task claims each run by setting
+``notified_at``, emails the team members who want immediate mail and queues one ``deliver_webhook`` per enabled
+team webhook.
 ``notify_missed_runs`` (beat) announces runs whose task was lost. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
 ``X-Inbox-Signature: sha256=<hex hmac of body>``, retrying transport errors and 5xx with backoff.
 ``send_digests`` (Celery beat) mails digest users what arrived since their last digest.
@@ -37,7 +37,6 @@ from agents.models import Agent
 from inbox import access
 from inbox.access import approvers_of
 from inbox.audit.record import Actor, audit
-from inbox.core import background
 from inbox.core.sql import id_set, update_returning
 from inbox.core.text import one_line
 from inbox.decisions.links import links_for
@@ -62,10 +61,7 @@ WEBHOOK_TIMEOUT = settings.INBOX_WEBHOOK_TIMEOUT
 DIGEST_SECONDS = settings.INBOX_DIGEST_SECONDS
 
 
-ANNOUNCE_BATCH = 500  # runs per notify_new_runs message
-
-
-ANNOUNCE_LINGER = 0.25  # seconds the announcer waits for more runs before queueing a message
+ANNOUNCE_BATCH = 500  # runs per notify_new_runs message (beat's catch-up)
 
 
 def absolute_url(path: str) -> str:
@@ -99,30 +95,19 @@ def standard_webhook_headers(secret: str, *, message_id: str, body: bytes, times
 
 
 def notify_on_ingest(*, run: Run, items: list[InboxItem], **kwargs: object) -> None:
-    """Receives ``run_ingested``; runs inside the ingest transaction. A run with open items is stored
-    with ``notified_at`` NULL; after commit its id goes to the announcer thread, which queues
-    ``notify_new_runs`` so that the agent's request does not wait for the broker."""
+    """Receives ``run_ingested``, inside the ingest transaction: a run stored with open items (``notified_at``
+    NULL) is announced by ``notify_new_runs`` once the transaction commits, so the task sees what the agent's
+    policies decided meanwhile.
+
+    Celery's ``delay_on_commit``, made robust: a broker that is down must not fail an ingest that is already
+    committed. Django logs the error and the run keeps ``notified_at`` NULL, so ``notify_missed_runs`` (beat)
+    announces it after the grace time."""
     if run.notified_at is None:
-        transaction.on_commit(lambda: _announcer().add(run.pk))
 
+        def announce() -> None:
+            notify_new_runs.delay([run.pk])
 
-def _queue_announcements(run_ids: list[int]) -> None:
-    for start in range(0, len(run_ids), ANNOUNCE_BATCH):
-        try:
-            notify_new_runs.delay(run_ids[start : start + ANNOUNCE_BATCH])
-        except Exception:
-            # The runs keep notified_at NULL: notify_missed_runs (beat) announces them after the grace time.
-            log.exception("could not queue the announcement of runs %s; beat will retry", run_ids)
-
-
-# Runs committed within ANNOUNCE_LINGER of each other share one task message: under a stream of ingests a
-# process queues a few messages a second instead of one per POST.
-_announcer = background.Batcher.per_process("inbox-announcer", _queue_announcements, linger=ANNOUNCE_LINGER)
-
-
-def flush_announcements(timeout: float = 5.0) -> None:
-    """Wait until every run id handed to the announcer has been queued (tests, scripts)."""
-    _announcer().flush(timeout)
+        transaction.on_commit(announce, robust=True)
 
 
 def item_summary(item: InboxItem) -> dict[str, Any]:

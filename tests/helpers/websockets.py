@@ -8,14 +8,13 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
 from config.asgi import application
-from inbox.live import push as live
 
 
 def session_cookie(user) -> str:
@@ -32,9 +31,6 @@ async def open_socket(cookie: str | None = None, origin: str = "http://127.0.0.1
 
 
 async def connected(cookie: str) -> WebsocketCommunicator:
-    # Pushes leave on a sender thread after commit: let the ones published so far (e.g. by an ingest
-    # done before this socket) go out first, so the socket only hears what the test does next.
-    await sync_to_async(live.flush)()
     socket = await open_socket(cookie)
     ok, _ = await socket.connect(timeout=5)
     assert ok

@@ -262,7 +262,6 @@ def test_a_big_sweep_sends_each_audience_one_summary_instead_of_a_message_per_it
             },
         )
         assert response.status_code == 201
-    live.flush()  # the 210 item.created pushes are out before the sockets connect
     cookies = [session_cookie(alice), session_cookie(staff)]
 
     async def scenario() -> None:
@@ -300,14 +299,12 @@ def test_a_push_to_a_browser_already_gone_is_dropped_without_ending_the_consumer
             await super().put(message)
 
     async def scenario() -> None:
-        await sync_to_async(live.flush)()
         socket = await open_socket(cookie)
         socket._output_queue = Browser()
         assert (await socket.connect(timeout=5))[0]
         assert (await socket.receive_json_from(timeout=5))["event"] == "hello"
         gone["yes"] = True
         assert (await post(agent, confirmation_run("t-gone", "r-1"))).status_code == 201
-        await sync_to_async(live.flush)()
         assert await socket.receive_nothing(timeout=0.3)
         assert not socket.future.done()  # the consumer did not end with the error
         gone["yes"] = False
@@ -316,3 +313,15 @@ def test_a_push_to_a_browser_already_gone_is_dropped_without_ending_the_consumer
         await socket.disconnect()
 
     run_scenario(scenario)
+
+
+def test_a_channel_layer_that_fails_fails_no_write_and_is_logged(agent, ingest, monkeypatch, caplog):
+    class DownLayer:
+        async def group_send(self, group: str, message: dict) -> None:
+            raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(live, "get_channel_layer", DownLayer)
+    response = ingest(agent, confirmation_run("t-down", "r-1"))
+    assert response.status_code == 201
+    assert InboxItem.objects.filter(thread__thread_id="t-down").count() == 1
+    assert "live push of 1 message(s) failed" in caplog.text

@@ -86,7 +86,6 @@ def test_logging_out_closes_that_sessions_sockets_only(alice):
         socket, other = await connected(cookie), await connected(other_cookie)
         response = await sync_to_async(browser.post)("/accounts/logout/")
         assert response.status_code == 302
-        await sync_to_async(live.flush)()
         assert (await socket.receive_output(timeout=5))["type"] == "websocket.close"
         await other.send_json_to({"ping": 1})
         assert (await other.receive_json_from(timeout=5))["event"] == "pong"
@@ -100,7 +99,6 @@ def test_a_page_socket_gets_its_rows_as_html_rendered_for_its_user(agent, ingest
     post = sync_to_async(ingest)
 
     async def scenario() -> None:
-        await sync_to_async(live.flush)()
         socket = page_socket(cookie, "view=list&since=9999999999")
         ok, _ = await socket.connect(timeout=5)
         assert ok
@@ -128,7 +126,6 @@ def test_an_item_page_socket_closes_when_its_item_is_no_longer_visible(agent, in
         assert ok
         await socket.receive_from(timeout=5)  # fresh fragments: the item was just posted
         await sync_to_async(team.user_set.remove)(alice)
-        await sync_to_async(live.flush)()
         closed = await socket.receive_output(timeout=5)
         assert (closed["type"], closed["code"]) == ("websocket.close", 4404)
 

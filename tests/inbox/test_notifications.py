@@ -179,6 +179,32 @@ def test_beat_announces_a_run_whose_task_was_lost_after_the_grace_time(agent, in
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
 
 
+def test_an_ingest_queues_the_announcement_of_its_run_when_it_commits(
+    agent, ingest, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued: list[list[int]] = []
+    monkeypatch.setattr(notify_new_runs, "delay", queued.append)
+    with django_capture_on_commit_callbacks(execute=True):
+        items = ingest_items(agent, ingest)
+        assert queued == []  # not before the commit
+    assert queued == [runs_of(items)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_broker_that_is_down_fails_no_ingest_and_beat_announces_the_run(
+    agent, ingest, alice, mailoutbox, monkeypatch
+):
+    def down(run_ids: list[int]) -> None:
+        raise ConnectionRefusedError("the broker is down")
+
+    monkeypatch.setattr(notify_new_runs, "delay", down)
+    ingest_items(agent, ingest)  # answered 201 although the announcement could not be queued
+    assert Run.objects.get().notified_at is None
+    with time_machine.travel(timezone.now() + timedelta(minutes=5)):
+        assert notify_missed_runs() == 1
+    assert [message.to for message in mailoutbox] == [["alice@example.com"]]
+
+
 def test_a_failed_send_leaves_the_runs_for_the_next_beat_without_double_webhooks(
     make_agent, ingest, alice, team, receiver, mailoutbox, monkeypatch, settings
 ):
