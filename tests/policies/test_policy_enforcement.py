@@ -73,6 +73,21 @@ def test_the_ingest_answer_shows_items_as_the_policy_left_them(ingest, agent, in
     assert [entry["status"] for entry in body["items"]] == ["resolved"]
 
 
+def test_the_announcement_after_the_commit_sees_what_the_policy_decided(
+    ingest, agent, alice, internal_email, monkeypatch, mailoutbox, django_capture_on_commit_callbacks
+):
+    from inbox.teams.notifications import notify_new_runs
+
+    monkeypatch.setattr(notify_new_runs, "delay", notify_new_runs)  # the task runs at the commit, in this process
+    with django_capture_on_commit_callbacks(execute=True):
+        decided = post_tool_run(ingest, agent, "t1", "r1", ("sendEmail", {"to": "ann@ourco.com"}))
+        left_open = post_tool_run(ingest, agent, "t2", "r2", ("sendEmail", {"to": "eve@elsewhere.com"}))
+    assert item(decided, 0).status == "resolved" and item(left_open, 0).status == "open"
+    assert [message.to for message in mailoutbox] == [["alice@example.com"]]
+    body = mailoutbox[0].body
+    assert f"/inbox/items/{item(left_open, 0).pk}/" in body and f"/inbox/items/{item(decided, 0).pk}/" not in body
+
+
 def test_an_enforced_deny_denies(ingest, agent, staff):
     policy_create(
         user=staff,
