@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from inbox.access import locked_by_claim, visible_threads
@@ -91,7 +92,15 @@ def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
             for tab in page_selectors.TABS
         ],
         "base_qs": filters.querystring(page=1),
+        "item_path": item_path(),
     }
+
+
+def item_path() -> str:
+    """The item page's path up to its id (``/inbox/items/``): a row links to ``{{ item_path }}{{ item.pk }}/``,
+    one ``reverse`` per page of rows rather than one per row."""
+    one = reverse("inbox:item", kwargs={"pk": 1})
+    return one[: one.rindex("1/")]
 
 
 @login_required
@@ -109,7 +118,14 @@ def item_rows(request: HttpRequest) -> HttpResponse:
     items = page_selectors.with_bulk_notes(
         page_selectors.rows_by_ids(user=request.user, filters=filters, ids=ids), request.user
     )
-    context = {"items": items, "filters": filters, "may_have_open": filters.tab in page_selectors.BULK_TABS}
+    context = {
+        "items": items,
+        "filters": filters,
+        "may_have_open": filters.tab in page_selectors.BULK_TABS,
+        "item_path": item_path(),
+        "user": request.user,
+    }
+    # A Jinja2 template (jinja_templates/): Django's context processors do not run for it, so ``user`` is given.
     return render(request, "inbox/_rows.html", context)
 
 

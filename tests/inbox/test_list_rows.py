@@ -1,8 +1,10 @@
-"""The list's rows as the page draws them (``{% item_rows %}``, rendered in Python for speed): what an agent
-sent stays text, the row says why it cannot be ticked, and an open row gives its run's deadline."""
+"""The list's rows as the page draws them (``jinja_templates/inbox/_list_row.html``): what an agent sent stays text,
+the row says why it cannot be ticked, and an open row gives its run's deadline."""
 
 from __future__ import annotations
 
+import html as entities
+import re
 from datetime import timedelta
 
 import pytest
@@ -30,10 +32,10 @@ def test_what_the_agent_sent_is_text_in_the_row(client, alice, agent):
     InboxItemFactory(run=run, message=HOSTILE, reason="custom<b>", raw={"id": "x", "reason": "custom<b>"})
     html = rows_html(client, alice)
     assert "<script>alert(1)</script>" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot; &#x27;single&#x27;" in html
     assert "custom&lt;b&gt;" in html and "custom<b>" not in html
     # The message is cut at 600 characters with "…", and the whole cut text is in the link's title.
-    assert "x" * (599 - len(PREFIX)) + "…</a>" in html
+    title, text = re.search(r'<a class="row-link" href="[^"]+" title="([^"]*)">([^<]*)</a>', html).groups()
+    assert entities.unescape(text) == entities.unescape(title) == HOSTILE[:599] + "…"
 
 
 def test_a_row_says_why_it_cannot_be_ticked(client, alice, bob, agent):
