@@ -17,7 +17,7 @@ from django import template
 from django.template import engines
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
-from jinja2 import Environment
+from jinja2 import Environment, Undefined
 
 from inbox.templatetags import inbox_tags
 
@@ -66,8 +66,9 @@ FILTERS = {
 
 
 def environment(**options: Any) -> Environment:
-    """The environment Django's Jinja2 backend builds (``OPTIONS["environment"]``)."""
-    env = Environment(**options)
+    """The environment Django's Jinja2 backend builds (``OPTIONS["environment"]``). What is undefined draws
+    nothing, as in Django's templates, with ``DEBUG`` too (the backend's ``DebugUndefined`` would print it)."""
+    env = Environment(**{**options, "undefined": Undefined})
     env.filters.update(FILTERS)
     return env
 
