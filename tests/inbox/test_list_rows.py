@@ -71,3 +71,30 @@ def test_an_open_row_gives_its_runs_deadline_and_a_decided_row_its_outcome_and_d
     row = row[: row.index("</tr>")]
     assert 'data-outcome="denied"' in row and ">Denied<" in row and "by alice" in row
     assert 'data-delivery="none"' in row
+
+
+def test_the_rows_fragment_draws_the_rows_the_page_draws(client, alice, bob, agent):
+    """Polling clients fetch rows from /inbox/rows/: the same row, the viewer's own claim included."""
+    now = timezone.now()
+    mine = InboxItemFactory(run=RunFactory(agent=agent.agent), message="Held by me", claimed_by=alice, claimed_at=now)
+    theirs = InboxItemFactory(run=RunFactory(agent=agent.agent), message="Held by bob", claimed_by=bob, claimed_at=now)
+    page = rows_html(client, alice)
+    fragment = client.get(f"/inbox/rows/?ids={mine.pk},{theirs.pk}").content.decode()
+    for item, holder in ((mine, "You"), (theirs, "bob")):
+        in_page = page[page.index(f'<tr data-item-row data-item-id="{item.pk}"') :]
+        in_page = in_page[: in_page.index("</tr>") + 5]
+        assert in_page in fragment
+        assert f'href="/inbox/items/{item.pk}/"' in in_page and f"</span>{holder} <span" in in_page
+
+
+def test_a_shared_partial_draws_nothing_for_what_is_undefined(settings):
+    """An audit entry may have no item: its badge is empty, with DEBUG on too (where Django's Jinja2 backend
+    would otherwise print what is undefined)."""
+    from django.template.backends.jinja2 import Jinja2
+
+    settings.DEBUG = True
+    (engine,) = [{**options} for options in settings.TEMPLATES if options["BACKEND"].endswith("Jinja2")]
+    del engine["BACKEND"]
+    backend = Jinja2({**engine, "NAME": "jinja2-debug", "APP_DIRS": False})
+    html = backend.get_template("inbox/_outcome_badge.html").render({"item": None})
+    assert html == '<span class="pill pill-" data-outcome=""></span>'
