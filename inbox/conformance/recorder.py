@@ -14,9 +14,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from inbox.agui.parser import RunRecord, named_call
 from inbox.conformance.models import ConformanceObservation
 from inbox.conformance.rules import BY_KEY
-from inbox.ingest.parser import RunRecord, named_call
 from inbox.models import AuditEvent, InboxItem, Resume, Run
 
 Observation = tuple[str, str, str]  # behaviour, variant, detail

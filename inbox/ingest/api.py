@@ -16,8 +16,8 @@ from agents.auth import AgentTokenAuthentication, request_agent
 from agents.models import Agent
 from agents.throttles import IngestThrottle
 from inbox import access, limits
+from inbox.agui.parser import parse_body, read_run
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
-from inbox.ingest.parser import parse_body, read_run
 from inbox.ingest.services import run_ingest
 from inbox.ingest.start import run_start
 from inbox.listing.serializers import RunSerializer, run_summary

@@ -11,10 +11,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from agents.models import Agent
+from inbox.agui.parser import IngestError, RunRecord, proposal_for
 from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.conformance.recorder import record_run
 from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
-from inbox.ingest.parser import IngestError, RunRecord, proposal_for
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread

@@ -16,9 +16,9 @@ from ag_ui.core import RunAgentInput, UserMessage
 from agents.client import AgentCallError, run_agent
 from agents.models import Agent
 from inbox import limits
+from inbox.agui.parser import IngestError, read_run
 from inbox.audit.record import Actor
 from inbox.core.errors import ApplicationError
-from inbox.ingest.parser import IngestError, read_run
 from inbox.ingest.services import run_ingest
 from inbox.models import InboxItem, Run, Thread
 

@@ -42,10 +42,10 @@ from django.utils import timezone
 from pydantic import TypeAdapter
 
 from inbox import access
+from inbox.agui.parser import IngestError, RunRecord, read_run
 from inbox.audit.record import Actor, audit
 from inbox.conformance.recorder import record_resume
 from inbox.core.errors import ApplicationError
-from inbox.ingest.parser import IngestError, RunRecord, read_run
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.tasks import dispatch_resume
