@@ -10,7 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox.core.errors import StrictCharField, StrictIntegerField, read_input
-from inbox.decisions.services import BULK_ACTIONS, check_visible, decision_bulk, decision_submit
+from inbox.decisions.rules import BULK_ACTIONS, check_visible
+from inbox.decisions.services import decision_bulk, decision_submit
 from inbox.limits import MAX_BULK_ITEMS, MAX_DB_ID, MAX_DECISION_COMMENT
 from inbox.listing.serializers import ItemSerializer
 from inbox.models import Decision

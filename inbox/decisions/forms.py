@@ -20,7 +20,7 @@ from django_jsonform.forms.fields import JSONFormField
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
 from inbox.core.json_view import in_key_order
-from inbox.decisions.services import default_schema_for
+from inbox.decisions.rules import default_schema_for
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
 

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from inbox.decisions.links import LinkRefused, check_link, read_link, use_link
-from inbox.decisions.services import DecisionError
+from inbox.decisions.rules import DecisionError
 from inbox.limits import MAX_DECISION_COMMENT
 
 

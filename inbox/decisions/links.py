@@ -23,7 +23,8 @@ from django.utils import timezone
 
 from inbox.audit.record import Actor, audit
 from inbox.decisions.link_models import DecisionLinkUse
-from inbox.decisions.services import DecisionError, DecisionOutcome, decision_submit, needs_form_input
+from inbox.decisions.rules import DecisionError, needs_form_input
+from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.models import InboxItem
 
 SALT = "inbox.decision-link"

@@ -13,7 +13,8 @@ from inbox.core.errors import ApplicationError
 from inbox.core.json_view import args_diff
 from inbox.decisions import forms
 from inbox.decisions import services as decisions
-from inbox.decisions.services import BULK_ACTIONS, decision_submit
+from inbox.decisions.rules import BULK_ACTIONS
+from inbox.decisions.services import decision_submit
 from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
 from inbox.listing.selectors import ListFilters

@@ -25,7 +25,7 @@ from django.http import QueryDict
 from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
 from inbox.core.paging import AtLeast, distinct_values
 from inbox.decisions.forms import DecisionInputError, run_choice_payload
-from inbox.decisions.services import is_requester, needs_form_input
+from inbox.decisions.rules import is_requester, needs_form_input
 from inbox.limits import LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT, SEARCH_RECENT_ROWS
 from inbox.models import InboxItem, ItemSearchText, Resume, Run
 from inbox.resumes.services import build_resume_input
@@ -480,7 +480,7 @@ def bulk_note(item: InboxItem, user) -> BulkNote:
         return BulkNote("form", "Needs an answer from its form: open it to decide")
     if locked_by_claim(user, item):
         return BulkNote("claimed", f"Claimed by {item.claimed_by.get_username()}: only they decide it")
-    # decisions.services.requester_of, from the annotations of _with_requester (no query per row).
+    # decisions.rules.requester_of, from the annotations of _with_requester (no query per row).
     meta = getattr(item, "requested_by_meta", None)
     requester = meta.strip() if isinstance(meta, str) and meta.strip() else getattr(item, "requested_by_run", "")
     if is_requester(user, requester or ""):

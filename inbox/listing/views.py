@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET
 from inbox.access import locked_by_claim, visible_threads
 from inbox.core.converters import database_id
 from inbox.decisions import forms
-from inbox.decisions.services import is_requester, requester_of
+from inbox.decisions.rules import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
 from inbox.limits import MAX_DB_ID
 from inbox.listing import chain

@@ -8,8 +8,7 @@ from datetime import timedelta
 
 from django.db.models import Count, QuerySet
 
-from inbox.decisions.services import is_denial
-from inbox.models import InboxItem
+from inbox.models import InboxItem, is_denial
 from inbox.policies.models import Policy, PolicyMatch
 
 

@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from inbox.decisions.services import DecisionError
+from inbox.decisions.rules import DecisionError
 from inbox.policies import selectors
 from inbox.policies.forms import PolicyForm
 from inbox.policies.models import Policy

@@ -11,7 +11,7 @@ from rest_framework.views import APIView
 
 from inbox import access
 from inbox.core.errors import StrictCharField, read_input
-from inbox.decisions.services import check_visible
+from inbox.decisions.rules import check_visible
 from inbox.limits import MAX_DISCUSSION_COMMENT
 from inbox.listing.serializers import ItemSerializer
 from inbox.models import Comment

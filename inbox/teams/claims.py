@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from inbox import access
 from inbox.audit.record import Actor, audit
-from inbox.decisions.services import DecisionError, check_open, check_visible
+from inbox.decisions.rules import DecisionError, check_open, check_visible
 from inbox.live import push as live
 from inbox.models import InboxItem
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from inbox.audit.record import Actor, audit_event, audit_record
-from inbox.decisions.services import DecisionError, check_comment_length
+from inbox.decisions.rules import DecisionError, check_comment_length
 from inbox.limits import MAX_DISCUSSION_COMMENT
 from inbox.live import push as live
 from inbox.models import Comment, InboxItem, Run

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from inbox import access, limits
 from inbox.core import safe_json
-from inbox.decisions.services import needs_form_input
+from inbox.decisions.rules import needs_form_input
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.listing.selectors import DELIVERY_LABELS
 from inbox.live.routing import LIVE_PATH

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from inbox import limits
-from inbox.decisions.services import validate_payload
+from inbox.decisions.rules import validate_payload
 from inbox.models import Decision, InboxItem
 from tests.conftest import spec_example
 

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from inbox.decisions.services import DecisionError, decision_submit
+from inbox.decisions.rules import DecisionError
+from inbox.decisions.services import decision_submit
 from inbox.expiry.services import SIBLING_NOTE, run_is_past_expiry
 from inbox.models import AuditEvent, Decision, InboxItem, Resume
 from inbox.resumes.services import resume_dispatch

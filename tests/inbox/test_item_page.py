@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from inbox.core.json_view import MAX_DIFF_PAIRS, args_diff, field_rows, in_key_order, word_segments
 from inbox.decisions.forms import form_schema, humanize
-from inbox.decisions.services import decision_submit, validate_payload
+from inbox.decisions.rules import validate_payload
+from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem, Run
 from tests.conftest import spec_example
 

@@ -8,7 +8,8 @@ import pytest
 from ag_ui.core import RunAgentInput
 from django.utils import timezone
 
-from inbox.decisions.services import DecisionError, decision_submit
+from inbox.decisions.rules import DecisionError
+from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, InboxItem, Resume, Run
 from tests.conftest import load_events
 

@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from inbox.decisions.services import DecisionError, RunChoice, decision_submit_run
+from inbox.decisions.rules import DecisionError
+from inbox.decisions.services import RunChoice, decision_submit_run
 from inbox.models import Decision, InboxItem, Run
 from inbox.teams.claims import item_claim
 from tests.conftest import spec_example

@@ -26,7 +26,8 @@ def decide(client: Client, item: InboxItem, status: str = "resolved", payload=No
     body = {"status": status, **extra}
     if payload is not None:
         body["payload"] = payload
-    from inbox.decisions.services import DecisionError, decision_submit
+    from inbox.decisions.rules import DecisionError
+    from inbox.decisions.services import decision_submit
 
     user = client.session.get("_auth_user_id")
     from django.contrib.auth.models import User

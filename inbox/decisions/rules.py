@@ -1,0 +1,233 @@
+"""The rules of deciding, apart from the writes that apply them (``inbox.decisions.services``): who may decide
+(visibility, the claim, no self-approval), what may be decided (a valid status, the item still open, the answer
+valid against its schema and within its limits), what a bulk action can decide, and the refusal they raise.
+Nothing here writes; pages, exports and other packages read these rules from here."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import jsonschema
+import re2
+import referencing.exceptions
+from django.conf import settings
+
+from inbox import access
+from inbox.core import jsonschema_safe
+from inbox.core.errors import ApplicationError
+from inbox.core.safe_json import UnsafeJson, check_text, check_value
+from inbox.limits import MAX_JSON_DEPTH
+from inbox.models import Decision, InboxItem, is_denial
+
+BOOLEAN_APPROVAL_SCHEMA: dict = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}},
+    "required": ["approved"],
+}
+
+
+def check_comment_length(text: str, *, limit: int, path: str) -> None:
+    """At most ``limit`` characters, and none the database cannot store (NUL, lone surrogates)."""
+    check_comment_text(text, path=path)
+    if len(text) > limit:
+        raise DecisionError(
+            400,
+            "invalid_comment",
+            f"A comment is at most {limit} characters ({len(text)} given).",
+            [{"path": path, "message": f"must be at most {limit} characters"}],
+        )
+
+
+def check_comment_text(text: str, *, path: str) -> None:
+    try:
+        check_text(text, path)
+    except UnsafeJson as exc:
+        raise DecisionError(400, "invalid_comment", exc.message, [{"path": path, "message": exc.message}]) from None
+
+
+class DecisionError(ApplicationError):
+    """A refused decision, claim, assignment or comment; ``errors`` are ``[{"path", "message"}]``."""
+
+    def __init__(self, status: int, code: str, message: str, errors: list[dict] | None = None, **extra: Any):
+        super().__init__(status, code, message, errors=errors, **extra)
+
+
+def default_schema_for(item: InboxItem) -> dict | None:
+    """The schema an answer is validated against: the interrupt's own, or the spec's boolean default
+    for tool approvals and confirmations. None means any JSON value is accepted."""
+    return schema_for(item.response_schema, item.reason)
+
+
+def schema_for(response_schema: Any, reason: str) -> dict | None:
+    if response_schema is not None:
+        return response_schema
+    if reason in ("tool_call", "confirmation"):
+        return BOOLEAN_APPROVAL_SCHEMA
+    return None
+
+
+def _error_path(error: jsonschema.ValidationError) -> str:
+    path = list(error.absolute_path)
+    # A missing required property is reported on its parent; point at the property itself. jsonschema reports
+    # each missing one in an error of its own, which its message names (every error carries the whole list).
+    if error.validator == "required" and isinstance(error.validator_value, list):
+        missing = next(
+            (name for name in error.validator_value if error.message == f"{name!r} is a required property"),
+            None,
+        )
+        if missing is not None:
+            path.append(missing)
+    return ".".join(str(part) for part in path)
+
+
+# What applying a stored schema can raise that is the schema's fault, not the inbox's: an unresolvable $ref,
+# a type or format the validator does not know, a pattern that is not a regular expression. Anything else
+# is a bug and must surface as one (a 500 and a logged traceback), not as a refused answer.
+SCHEMA_APPLICATION_ERRORS = (
+    jsonschema.exceptions.SchemaError,
+    jsonschema.exceptions.UnknownType,
+    jsonschema.exceptions.FormatError,
+    referencing.exceptions.Unresolvable,
+    re.error,
+    re2.error,
+)
+
+
+def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
+    """Every problem with ``payload`` under ``schema``: ``[{"path": "year", "message": ...}]``.
+    No ``$ref`` is ever fetched, patterns match in linear time and the work is bounded
+    (``inbox.core.jsonschema_safe``): an unresolvable reference or a too costly check is reported as an error."""
+    if schema is None:
+        return []
+    try:
+        errors = sorted(jsonschema_safe.iter_errors(schema, payload), key=lambda e: (list(e.absolute_path), e.message))
+        return [{"path": _error_path(error), "message": error.message} for error in errors]
+    except jsonschema_safe.ValidationTooCostly as exc:
+        return [{"path": "", "message": f"checking this answer against its schema takes more than {exc}"}]
+    except RecursionError:
+        return [{"path": "", "message": "the answer or its schema is nested too deeply to check"}]
+    except SCHEMA_APPLICATION_ERRORS as exc:  # a schema jsonschema cannot apply, or a $ref (never fetched)
+        return [{"path": "", "message": f"the schema cannot be applied: {exc.__class__.__name__}: {exc}"}]
+
+
+def check_payload(status: Any, payload: Any, schema: dict | None) -> DecisionError | None:
+    """The refusal of a ``resolved`` payload (too large, unsafe or invalid against ``schema``), or None.
+    Runs before any row is locked; the caller raises it in the rules' order."""
+    if status != Decision.Status.RESOLVED:
+        return None
+    limit = settings.INBOX_DECISION_MAX_BYTES
+    try:
+        check_value(payload, "payload", max_depth=MAX_JSON_DEPTH)
+        size = len(json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode())
+    except UnsafeJson as exc:
+        return DecisionError(400, "invalid_payload", exc.message, [{"path": exc.path, "message": exc.message}])
+    except (RecursionError, ValueError, TypeError):
+        message = "The answer cannot be stored as JSON."
+        return DecisionError(400, "invalid_payload", message, [{"path": "payload", "message": message}])
+    if size > limit:
+        message = f"The answer is {size} bytes; the limit is {limit} bytes (INBOX_DECISION_MAX_BYTES)."
+        return DecisionError(413, "payload_too_large", message, [{"path": "payload", "message": message}])
+    errors = validate_payload(schema, payload)
+    if errors:
+        first = errors[0]
+        where = f" at '{first['path']}'" if first["path"] else ""
+        return DecisionError(
+            400, "invalid_payload", f"The answer does not match the schema{where}: {first['message']}", errors
+        )
+    return None
+
+
+def requester_of(item: InboxItem) -> str:
+    metadata = item.metadata if isinstance(item.metadata, dict) else {}
+    value = metadata.get("requestedBy")
+    return value.strip() if isinstance(value, str) and value.strip() else item.run.requested_by
+
+
+def is_requester(user, requester: str) -> bool:
+    """``user`` is the person who asked for the action (by username or email)."""
+    if not requester:
+        return False
+    names = {user.get_username().lower()}
+    if getattr(user, "email", ""):
+        names.add(user.email.lower())
+    return requester.lower() in names
+
+
+def check_status(status: Any, payload: Any) -> None:
+    if status not in (Decision.Status.RESOLVED, Decision.Status.CANCELLED):
+        raise DecisionError(
+            400,
+            "invalid_status",
+            "status must be 'resolved' or 'cancelled'.",
+            [{"path": "status", "message": f"{status!r} is not one of 'resolved', 'cancelled'"}],
+        )
+    if status == Decision.Status.CANCELLED and payload is not None:
+        raise DecisionError(
+            400,
+            "invalid_payload",
+            "A cancelled decision carries no payload.",
+            [{"path": "payload", "message": "must be omitted when status is 'cancelled'"}],
+        )
+
+
+def check_open(item: InboxItem) -> None:
+    if item.status == InboxItem.Status.OPEN:
+        return
+    extra: dict[str, Any] = {"state": item.status}
+    if item.is_decided:
+        extra["decision"] = {
+            "status": item.status,
+            "payload": item.response_payload,
+            "decidedBy": item.decided_by.get_username() if item.decided_by_id else None,
+            "decidedAt": item.decided_at.isoformat() if item.decided_at else None,
+            "comment": item.decision_comment,
+        }
+    if item.status == InboxItem.Status.EXPIRED:
+        extra["note"] = item.status_note
+        raise DecisionError(409, "expired", f"This item expired at {item.expires_at.isoformat()}.", **extra)
+    raise DecisionError(409, "not_open", f"This item is already {item.status}.", **extra)
+
+
+def check_claim(item: InboxItem, user) -> bool:
+    """True when staff override someone else's claim (recorded in the audit)."""
+    if not access.locked_by_claim(user, item):
+        return access.overrides_claim(user, item)
+    raise DecisionError(
+        403,
+        "claimed",
+        f"{item.claimed_by.get_username()} holds this item; only they decide it.",
+        claimedBy=item.claimed_by.get_username(),
+    )
+
+
+def check_not_requester(item: InboxItem, user, status: str, payload: Any) -> None:
+    if status == Decision.Status.CANCELLED or is_denial(payload):
+        return
+    if is_requester(user, requester_of(item)):
+        raise DecisionError(403, "self_approval", "You asked for this action, so someone else must approve it.")
+
+
+def check_visible(item_id: int, user) -> None:
+    """What the user may not see does not exist for them: 404, before anything about the request is judged."""
+    if not access.may_see(user, "item", item_id):
+        raise DecisionError(404, "not_found", "No such item.")
+
+
+BULK_ACTIONS = {
+    "approve": ("resolved", {"approved": True}),
+    "deny": ("resolved", {"approved": False}),
+    "cancel": ("cancelled", None),
+}
+
+
+def needs_form_input(item: InboxItem) -> bool:
+    """Items a bulk action cannot decide: anything whose schema asks for more than ``approved``."""
+    schema = default_schema_for(item)
+    if item.reason not in ("tool_call", "confirmation"):
+        return True
+    if not isinstance(schema, dict):
+        return True
+    required = set(schema.get("required") or [])
+    return bool(required - {"approved"})
