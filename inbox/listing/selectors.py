@@ -28,7 +28,7 @@ from inbox.decisions.forms import DecisionInputError, run_choice_payload
 from inbox.decisions.rules import is_requester, needs_form_input
 from inbox.limits import LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT, SEARCH_RECENT_ROWS
 from inbox.models import InboxItem, ItemSearchText, Resume, Run
-from inbox.resumes.services import build_resume_input
+from inbox.resumes.input import build_resume_input
 
 # The resume's state as the approver reads it, plus "waiting" (other interrupts of the run are still open)
 # and "none" (the run was closed without a resume).

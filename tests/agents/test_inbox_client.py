@@ -88,7 +88,7 @@ def _tool_call_run(thread_id: str) -> list[dict]:
 
 def test_the_run_input_is_posted_so_a_resume_carries_the_agents_conversation(live_asgi, agent, alice):
     from inbox.decisions.services import decision_submit
-    from inbox.resumes.services import build_resume_input
+    from inbox.resumes.input import build_resume_input
 
     question = {"id": "u-9", "role": "user", "content": "Email a@b.com"}
     run_input = {

@@ -9,7 +9,7 @@ import pytest
 
 from inbox.decisions.services import decision_submit
 from inbox.models import Run
-from inbox.resumes.services import build_resume_input
+from inbox.resumes.input import build_resume_input
 from tests.agent_servers import Reply
 from tests.conftest import load_events
 
