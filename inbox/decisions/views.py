@@ -17,22 +17,22 @@ from inbox.decisions.rules import BULK_ACTIONS
 from inbox.decisions.services import decision_submit
 from inbox.limits import MAX_DB_ID
 from inbox.listing import selectors as page_selectors
-from inbox.listing.selectors import ListFilters
-from inbox.listing.views import (
+from inbox.listing.pages import (
     THEN_NEXT_SESSION_KEY,
-    _decision_words,
-    _item_or_404,
-    _item_page,
-    _run_or_404,
-    _run_page,
+    decision_words,
+    item_or_404,
+    item_page,
     list_filters_of,
+    run_or_404,
+    run_page,
 )
+from inbox.listing.selectors import ListFilters
 
 
 @login_required
 @require_POST
 def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
-    item = _item_or_404(request, pk)
+    item = item_or_404(request, pk)
     try:
         status, payload = forms.read_decision(item, request.POST)
         outcome = decision_submit(
@@ -40,12 +40,12 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
         )
     except ApplicationError as error:
         item.refresh_from_db()
-        return _item_page(request, item, error=error, post=request.POST, status=error.status)
+        return item_page(request, item, error=error, post=request.POST, status=error.status)
     going_on = request.POST.get("then") == "next"
     if "then_shown" in request.POST:
         request.session[THEN_NEXT_SESSION_KEY] = going_on  # the toggle is remembered for the next item
     if outcome.closed:
-        messages.success(request, f"{_decision_words(outcome.item)} — {item.interrupt_id}.")
+        messages.success(request, f"{decision_words(outcome.item)} — {item.interrupt_id}.")
         if going_on:
             following, _previous = page_selectors.neighbours_in_list(
                 user=request.user, filters=list_filters_of(request), item=item
@@ -68,7 +68,7 @@ def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
     """The "Approve with edits" box's preview, as the approver types (htmx): the edited arguments against the
     proposal, field by field and word by word — the diff the decided item and the tool-call trail show.
     POST for the size of the arguments; nothing is stored. Text that is not (yet) JSON says so, as a 200."""
-    item = _item_or_404(request, pk)
+    item = item_or_404(request, pk)
     proposal = item.proposal
     context: dict = {"diff": None, "problem": ""}
     if not proposal or proposal.get("args") is None:
@@ -89,7 +89,7 @@ def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
     """Decide several interrupts of one run in one go: all of them are stored, or none."""
-    run = _run_or_404(request, pk)
+    run = run_or_404(request, pk)
     items = page_selectors.run_items(run)
     try:
         comment = forms.read_comment(request.POST)
@@ -101,7 +101,7 @@ def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
         ]
         decisions.decision_submit_run(run=run, user=request.user, choices=choices, comment=comment)
     except ApplicationError as error:
-        return _run_page(request, run, error=error, post=request.POST, status=error.status)
+        return run_page(request, run, error=error, post=request.POST, status=error.status)
     messages.success(request, f"{len(choices)} decision{'s' if len(choices) != 1 else ''} recorded.")
     return redirect(run)
 

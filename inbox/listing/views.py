@@ -1,53 +1,27 @@
-"""The approver's pages: the inbox list, an item, a run (decide all its interrupts at once), and the
-fragments the live updates render (``list_context``, ``run_live_context``; pushed by inbox.live.fragments).
-Views parse, call one service, and render."""
+"""The approver's pages: the inbox list, an item, a run (decide all its interrupts at once), the run page's
+live part and preview. Views parse, read, and render; what the pages show is built in ``inbox.listing.pages``."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
-from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from inbox.access import locked_by_claim, visible_threads
-from inbox.core.converters import database_id
-from inbox.decisions import forms
-from inbox.decisions.rules import is_requester, requester_of
-from inbox.expiry.services import run_expiry_summary
+from inbox.access import visible_threads
 from inbox.limits import MAX_DB_ID
-from inbox.listing import chain
 from inbox.listing import selectors as page_selectors
+from inbox.listing.pages import (
+    LIST_COOKIE,
+    item_or_404,
+    item_page,
+    list_context,
+    run_live_context,
+    run_or_404,
+    run_page,
+)
 from inbox.listing.selectors import ListFilters
-from inbox.models import InboxItem, Resume, Run
-
-LIST_COOKIE = "inbox_list"
-THEN_NEXT_SESSION_KEY = "inbox_then_next"
-
-
-def list_filters_of(request: HttpRequest) -> ListFilters:
-    """The filters of the list this user last looked at (the Open tab by default)."""
-    return ListFilters.from_query(QueryDict(request.COOKIES.get(LIST_COOKIE, "")))
-
-
-def then_next(request: HttpRequest) -> bool:
-    """Whether deciding an item goes on to the next open one (the default) or stays on the decided item."""
-    return bool(request.session.get(THEN_NEXT_SESSION_KEY, True))
-
-
-def _triage(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
-    following, previous = page_selectors.neighbours_in_list(
-        user=request.user, filters=list_filters_of(request), item=item
-    )
-    return {
-        "next_item": following,
-        "previous_item": previous,
-        "list_url": "/inbox/?" + list_filters_of(request).querystring(),
-        "then_next": then_next(request),
-    }
+from inbox.models import InboxItem, Resume
 
 
 @login_required
@@ -61,7 +35,7 @@ def item_list(request: HttpRequest) -> HttpResponse:
         "delivery_choices": [(state, page_selectors.DELIVERY_LABELS[state]) for state in Resume.State.values],
         # The column headers that sort on this tab (None: a plain header).
         "sorts": {column: filters.sort_header(column) for column in page_selectors.SORT_COLUMNS},
-        # The outcome of a bulk action, shown once after its redirect (see team_views.bulk_decide).
+        # The outcome of a bulk action, shown once after its redirect (see inbox.decisions.views.bulk_decide).
         "bulk_result": request.session.pop("bulk_result", None),
     }
     response = render(request, "inbox/list.html", context)
@@ -71,36 +45,6 @@ def item_list(request: HttpRequest) -> HttpResponse:
         LIST_COOKIE, filters.querystring(page=1), samesite="Lax", httponly=True, secure=request.is_secure()
     )
     return response
-
-
-def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
-    """What the list shows that changes as items come and go: the page of rows, the tab counts, the pager.
-    The page and its live updates (inbox.live.fragments) render it from here."""
-    counts = page_selectors.tab_counts(user=user, filters=filters)
-    page = page_selectors.list_page(user=user, filters=filters, counts=counts)
-    items = page_selectors.with_bulk_notes(list(page.object_list), user)
-    return {
-        "filters": filters,
-        "counts": counts,
-        "page": page,
-        "items": items,
-        "has_open": any(item.is_open for item in items),
-        # The bulk bar is there wherever open rows may come and go; the stylesheet hides it while none show.
-        "may_have_open": filters.tab in page_selectors.BULK_TABS,
-        "tabs": [
-            (tab, tab.title(), counts[tab], filters.querystring(tab=tab, page=1, sort=""))
-            for tab in page_selectors.TABS
-        ],
-        "base_qs": filters.querystring(page=1),
-        "item_path": item_path(),
-    }
-
-
-def item_path() -> str:
-    """The item page's path up to its id (``/inbox/items/``): a row links to ``{{ item_path }}{{ item.pk }}/``,
-    one ``reverse`` per page of rows rather than one per row."""
-    one = reverse("inbox:item", kwargs={"pk": 1})
-    return one[: one.rindex("1/")]
 
 
 @login_required
@@ -129,170 +73,25 @@ def item_rows(request: HttpRequest) -> HttpResponse:
     return render(request, "inbox/_rows.html", context)
 
 
-def _item_or_404(request: HttpRequest, pk: int) -> InboxItem:
-    """The item as its page shows it, if the user may see it (anything else is a 404, never a 403)."""
-    item = page_selectors.item_for_page(user=request.user, pk=pk)
-    if item is None:
-        raise Http404("No such item.")
-    return item
-
-
-def _run_or_404(request: HttpRequest, pk: int) -> Run:
-    run = page_selectors.run_for_page(user=request.user, pk=pk)
-    if run is None:
-        raise Http404("No such run.")
-    return run
-
-
 @login_required
 @require_GET
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    item = _item_or_404(request, pk)
-    return _item_page(request, item)
-
-
-def _decision_words(item: InboxItem) -> str:
-    if item.status == InboxItem.Status.CANCELLED:
-        return "Cancelled"
-    if item.is_denial:
-        return "Denied"
-    payload = item.response_payload
-    if isinstance(payload, dict) and "editedArgs" in payload:
-        return "Approved with edits"
-    return "Approved" if isinstance(payload, dict) and payload.get("approved") is True else "Answered"
-
-
-def _item_page(
-    request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200, extra: dict | None = None
-) -> HttpResponse:
-    siblings = page_selectors.item_siblings(item)
-    errors = forms.field_errors(getattr(error, "errors", []) or [])
-    decided = sum(1 for sibling in siblings if sibling.is_decided)
-    decisions = list(item.decisions.select_related("user"))
-    context = {
-        "item": item,
-        "run": item.run,
-        "siblings": siblings,
-        "decided_count": decided,
-        "ui": forms.decision_ui(item, post=post, errors=errors) if item.is_open else None,
-        "error": error,
-        "comment": post.get("comment", "") if post is not None else "",
-        "decisions": decisions,
-        **_triage(request, item),
-        # The requester may not approve their own action: the page says so before the click.
-        "is_requester": item.is_open and is_requester(request.user, requester_of(item)),
-        **page_selectors.item_team(user=request.user, item=item, decisions=decisions),
-        **_chain(request, item),
-        **(extra or {}),
-    }
-    return render(request, "inbox/item.html", context, status=status)
-
-
-def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
-    """The chain (``inbox.listing.chain``): a decided item links the interrupt its resumed run raised; the page
-    reached right after deciding (``?after=<run pk>``) watches that run's resume for it, and with "Then go to
-    the next open item" on goes there as soon as it arrives."""
-    after = database_id(request.GET.get("after"))
-    own = {} if item.is_open else chain.follow_up_context(user=request.user, run_id=item.run_id)
-    earlier = chain.follow_up(user=request.user, run_id=after) if after and after != item.run_id else None
-    return {
-        **own,
-        "chain_after": after,
-        "chain_notice": earlier if earlier is not None and earlier.pk != item.pk else None,
-        # Followed at once only on the page reached by deciding, never when a decided item is revisited.
-        "chain_auto": after is not None and then_next(request),
-    }
+    item = item_or_404(request, pk)
+    return item_page(request, item)
 
 
 @login_required
 @require_GET
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = _run_or_404(request, pk)
-    return _run_page(request, run)
-
-
-def _run_page(
-    request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200, extra: dict | None = None
-) -> HttpResponse:
-    items = page_selectors.run_items(run)
-    rows = run_rows(items, post, request.user)
-    context = {
-        "run": run,
-        "rows": rows,
-        # Open interrupts this user may decide here (not locked by someone else's claim).
-        "choosable_count": sum(1 for row in rows if row["item"].is_open and not row["held_by_other"]),
-        # "Set all: Approve/Deny" only where some open interrupt here can be approved or denied from the run page.
-        "set_all_applies": any(
-            row["item"].is_open and not row["held_by_other"] and row["ui"] is not None and row["ui"].mode == "boolean"
-            for row in rows
-        ),
-        "items": items,
-        "error": error,
-        "comment": post.get("comment", "") if post is not None else "",
-        **run_live_context(run, items, user=request.user, choices=post),
-        "comments": page_selectors.comments_of(run),
-        **(extra or {}),
-    }
-    return render(request, "inbox/run.html", context, status=status)
-
-
-def run_rows(items: list[InboxItem], post, user) -> list[dict[str, Any]]:
-    return [_run_row(item, post, user, position) for position, item in enumerate(items, start=1)]
-
-
-def _run_row(item: InboxItem, post, user, position: int) -> dict[str, Any]:
-    row: dict[str, Any] = {
-        "item": item,
-        "position": position,
-        "ui": None,
-        "choice": post.get(f"decision-{item.pk}", "") if post else "",
-        "held_by_other": locked_by_claim(user, item),
-    }
-    if item.is_open:
-        row["ui"] = forms.decision_ui(item)
-    return row
-
-
-def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) -> dict[str, Any]:
-    """The run page's live part: the resume's state, or the preview of the ``RunAgentInput`` with the choices
-    made so far in the form (``choices``: the form's ``decision-<pk>`` values)."""
-    resume = page_selectors.resume_of(run)
-    decided = sum(1 for item in items if item.is_decided)
-    preview = (
-        page_selectors.resume_preview(run=run, items=items, user=user, choices=choices or {})
-        if resume is None
-        else None
-    )
-    resumed_run = resume.resumed_run if resume is not None and resume.resumed_run_id else None
-    following = chain.follow_up_context(user=user, run_id=run.pk, resumed_run_id=resumed_run.pk) if resumed_run else {}
-    return {
-        "resume": resume,
-        "resumed_run": resumed_run,
-        **following,
-        "unfiled_results": page_selectors.unfiled_results(resumed_run=resumed_run, items=items),
-        "decided_count": decided,
-        "open_count": sum(1 for item in items if item.is_open),
-        "expired_count": sum(1 for item in items if item.status == InboxItem.Status.EXPIRED),
-        "preview": preview,
-        "preview_json": json.dumps(preview["input"], indent=2, ensure_ascii=False) if preview else "",
-        "preview_summary": _preview_summary(preview),
-        "expiry_summary": run_expiry_summary(run, items=items, resume=resume),
-    }
-
-
-def _preview_summary(preview: dict | None) -> str:
-    if not preview:
-        return "All chosen decisions are stored together, or none."
-    if preview["waiting"]:
-        return f"{preview['waiting']} still undecided after this: the resume waits for them."
-    return "This completes the run: the resume above is sent."
+    run = run_or_404(request, pk)
+    return run_page(request, run)
 
 
 @login_required
 @require_GET
 def run_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The run page's live parts (resume state, item statuses, the resumed run's events) as a fragment."""
-    run = _run_or_404(request, pk)
+    run = run_or_404(request, pk)
     items = page_selectors.run_items(run)
     context = {"run": run, "items": items, **run_live_context(run, items, user=request.user)}
     return render(request, "inbox/_run_live.html", context)
@@ -303,7 +102,7 @@ def run_live(request: HttpRequest, pk: int) -> HttpResponse:
 def run_preview(request: HttpRequest, pk: int) -> HttpResponse:
     """The ``RunAgentInput`` the run page's choices (``?decision-<pk>=approve|deny|cancel``) would send, as
     the form's htmx swap asks for it on every change; the summary under the form follows out of band."""
-    run = _run_or_404(request, pk)
+    run = run_or_404(request, pk)
     items = page_selectors.run_items(run)
     context = {**run_live_context(run, items, user=request.user, choices=request.GET), "preview_summary_oob": True}
     if context["preview"] is None:  # sent meanwhile: the live part shows the resume itself

@@ -32,8 +32,8 @@ from django.utils.html import format_html
 from inbox.core.converters import database_id
 from inbox.listing import chain
 from inbox.listing import selectors as page_selectors
+from inbox.listing.pages import list_context, run_live_context, run_rows
 from inbox.listing.selectors import ListFilters
-from inbox.listing.views import list_context, run_live_context, run_rows
 from inbox.models import AuditEvent, InboxItem
 
 Event = tuple[str, dict[str, Any]]

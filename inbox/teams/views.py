@@ -12,18 +12,18 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from inbox.core.errors import ApplicationError
-from inbox.listing.views import _item_or_404, _item_page, _run_or_404, _run_page
+from inbox.listing.pages import item_or_404, item_page, run_or_404, run_page
 from inbox.models import InboxItem, NotificationPreference, Run
 from inbox.teams import claims, comments, preferences
 
 
 def _claim_refused(request: HttpRequest, pk: int, error: ApplicationError) -> HttpResponse:
-    item = _item_or_404(request, pk)
-    return _item_page(request, item, status=error.status, extra={"claim_error": error})
+    item = item_or_404(request, pk)
+    return item_page(request, item, status=error.status, extra={"claim_error": error})
 
 
 def _claim_action(request: HttpRequest, pk: int, service, done: str) -> HttpResponse:
-    _item_or_404(request, pk)
+    item_or_404(request, pk)
     try:
         item = service(item_id=pk, user=request.user)
     except ApplicationError as error:
@@ -47,7 +47,7 @@ def item_release(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
-    _item_or_404(request, pk)
+    item_or_404(request, pk)
     try:
         assignee = claims.assignee_named(request.POST.get("assignee"))
         item = claims.item_assign(item_id=pk, user=request.user, assignee=assignee)
@@ -64,7 +64,7 @@ def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | 
     try:
         comments.record_comment(user=request.user, body=body, item=item, run=run)
     except ApplicationError as error:
-        page = _item_page if item is not None else _run_page
+        page = item_page if item is not None else run_page
         return page(request, target, status=error.status, extra={"comment_error": error, "comment_body": body})
     return redirect(f"{target.get_absolute_url()}#discussion")
 
@@ -72,13 +72,13 @@ def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | 
 @login_required
 @require_POST
 def item_comment(request: HttpRequest, pk: int) -> HttpResponse:
-    return _comment(request, item=_item_or_404(request, pk))
+    return _comment(request, item=item_or_404(request, pk))
 
 
 @login_required
 @require_POST
 def run_comment(request: HttpRequest, pk: int) -> HttpResponse:
-    return _comment(request, run=_run_or_404(request, pk))
+    return _comment(request, run=run_or_404(request, pk))
 
 
 class PreferenceForm(forms.Form):
