@@ -16,7 +16,7 @@ from inbox.decisions import services as decisions
 from inbox.decisions.rules import BULK_ACTIONS
 from inbox.decisions.services import decision_submit
 from inbox.limits import MAX_DB_ID
-from inbox.listing import selectors as page_selectors
+from inbox.listing import detail
 from inbox.listing.pages import (
     THEN_NEXT_SESSION_KEY,
     decision_words,
@@ -47,7 +47,7 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
     if outcome.closed:
         messages.success(request, f"{decision_words(outcome.item)} — {item.interrupt_id}.")
         if going_on:
-            following, _previous = page_selectors.neighbours_in_list(
+            following, _previous = detail.neighbours_in_list(
                 user=request.user, filters=list_filters_of(request), item=item
             )
             if following is not None:
@@ -90,7 +90,7 @@ def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
 def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
     """Decide several interrupts of one run in one go: all of them are stored, or none."""
     run = run_or_404(request, pk)
-    items = page_selectors.run_items(run)
+    items = detail.run_items(run)
     try:
         comment = forms.read_comment(request.POST)
         choices = [

@@ -17,8 +17,9 @@ from inbox.core.converters import database_id
 from inbox.decisions import forms
 from inbox.decisions.rules import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
-from inbox.listing import chain
+from inbox.listing import chain, detail
 from inbox.listing import selectors as page_selectors
+from inbox.listing.preview import resume_preview
 from inbox.listing.selectors import ListFilters
 from inbox.models import InboxItem, Run
 
@@ -39,9 +40,7 @@ def then_next(request: HttpRequest) -> bool:
 
 
 def _triage(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
-    following, previous = page_selectors.neighbours_in_list(
-        user=request.user, filters=list_filters_of(request), item=item
-    )
+    following, previous = detail.neighbours_in_list(user=request.user, filters=list_filters_of(request), item=item)
     return {
         "next_item": following,
         "previous_item": previous,
@@ -82,14 +81,14 @@ def item_path() -> str:
 
 def item_or_404(request: HttpRequest, pk: int) -> InboxItem:
     """The item as its page shows it, if the user may see it (anything else is a 404, never a 403)."""
-    item = page_selectors.item_for_page(user=request.user, pk=pk)
+    item = detail.item_for_page(user=request.user, pk=pk)
     if item is None:
         raise Http404("No such item.")
     return item
 
 
 def run_or_404(request: HttpRequest, pk: int) -> Run:
-    run = page_selectors.run_for_page(user=request.user, pk=pk)
+    run = detail.run_for_page(user=request.user, pk=pk)
     if run is None:
         raise Http404("No such run.")
     return run
@@ -109,7 +108,7 @@ def decision_words(item: InboxItem) -> str:
 def item_page(
     request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200, extra: dict | None = None
 ) -> HttpResponse:
-    siblings = page_selectors.item_siblings(item)
+    siblings = detail.item_siblings(item)
     errors = forms.field_errors(getattr(error, "errors", []) or [])
     decided = sum(1 for sibling in siblings if sibling.is_decided)
     decisions = list(item.decisions.select_related("user"))
@@ -125,7 +124,7 @@ def item_page(
         **_triage(request, item),
         # The requester may not approve their own action: the page says so before the click.
         "is_requester": item.is_open and is_requester(request.user, requester_of(item)),
-        **page_selectors.item_team(user=request.user, item=item, decisions=decisions),
+        **detail.item_team(user=request.user, item=item, decisions=decisions),
         **_chain(request, item),
         **(extra or {}),
     }
@@ -151,7 +150,7 @@ def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
 def run_page(
     request: HttpRequest, run: Run, *, error=None, post=None, status: int = 200, extra: dict | None = None
 ) -> HttpResponse:
-    items = page_selectors.run_items(run)
+    items = detail.run_items(run)
     rows = run_rows(items, post, request.user)
     context = {
         "run": run,
@@ -167,7 +166,7 @@ def run_page(
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
         **run_live_context(run, items, user=request.user, choices=post),
-        "comments": page_selectors.comments_of(run),
+        "comments": detail.comments_of(run),
         **(extra or {}),
     }
     return render(request, "inbox/run.html", context, status=status)
@@ -193,20 +192,16 @@ def _run_row(item: InboxItem, post, user, position: int) -> dict[str, Any]:
 def run_live_context(run: Run, items: list[InboxItem], *, user, choices=None) -> dict[str, Any]:
     """The run page's live part: the resume's state, or the preview of the ``RunAgentInput`` with the choices
     made so far in the form (``choices``: the form's ``decision-<pk>`` values)."""
-    resume = page_selectors.resume_of(run)
+    resume = detail.resume_of(run)
     decided = sum(1 for item in items if item.is_decided)
-    preview = (
-        page_selectors.resume_preview(run=run, items=items, user=user, choices=choices or {})
-        if resume is None
-        else None
-    )
+    preview = resume_preview(run=run, items=items, user=user, choices=choices or {}) if resume is None else None
     resumed_run = resume.resumed_run if resume is not None and resume.resumed_run_id else None
     following = chain.follow_up_context(user=user, run_id=run.pk, resumed_run_id=resumed_run.pk) if resumed_run else {}
     return {
         "resume": resume,
         "resumed_run": resumed_run,
         **following,
-        "unfiled_results": page_selectors.unfiled_results(resumed_run=resumed_run, items=items),
+        "unfiled_results": detail.unfiled_results(resumed_run=resumed_run, items=items),
         "decided_count": decided,
         "open_count": sum(1 for item in items if item.is_open),
         "expired_count": sum(1 for item in items if item.status == InboxItem.Status.EXPIRED),

@@ -1,6 +1,7 @@
-"""Read paths of the approver pages: the filtered, sorted, counted inbox list and an item's surroundings.
+"""Read paths of the inbox list: filtered, sorted, counted and searched (the item and run pages read through
+``inbox.listing.detail``, the run page's resume preview through ``inbox.listing.preview``).
 
-Every query starts from ``selectors.visible_items`` (the team rule), so a page never shows a row its
+Every query starts from ``access.visible_items`` (the team rule), so a page never shows a row its
 viewer may not see. The list page runs a fixed number of queries whatever the data: one for the tab
 counts (which also gives the paginator its total), one for the page of rows, one each for the agent and
 reason filter options.
@@ -9,7 +10,6 @@ reason filter options.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
@@ -22,13 +22,11 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import StrIndex, Upper
 from django.http import QueryDict
 
-from inbox.access import locked_by_claim, overrides_claim, visible_agents, visible_items, visible_runs
+from inbox.access import locked_by_claim, visible_agents, visible_items
 from inbox.core.paging import AtLeast, distinct_values
-from inbox.decisions.forms import DecisionInputError, run_choice_payload
 from inbox.decisions.rules import is_requester, needs_form_input
 from inbox.limits import LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT, SEARCH_RECENT_ROWS
-from inbox.models import InboxItem, ItemSearchText, Resume, Run
-from inbox.resumes.input import build_resume_input
+from inbox.models import InboxItem, ItemSearchText, Resume
 
 # The resume's state as the approver reads it, plus "waiting" (other interrupts of the run are still open)
 # and "none" (the run was closed without a resume).
@@ -380,9 +378,6 @@ def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list
     return "SELECT " + ", ".join(parts), params
 
 
-TABS = ("open", "mine", "decided", "expired", "all")
-
-
 def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
     """Items per tab under the current filters, in one query of one bounded subquery per tab.
 
@@ -436,7 +431,7 @@ def _search_counts(*, user, matches: QuerySet[InboxItem]) -> dict[str, int]:
     return {tab: AtLeast(n) if bounded else n for tab, n in counts.items()}
 
 
-def _tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
+def tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     """The tab's rows under the filters, in the tab's order (no columns chosen yet)."""
     items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
     if filters.tab == "mine":
@@ -445,7 +440,7 @@ def _tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
 
 
 def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
-    items = _tab_rows(user=user, filters=filters)
+    items = tab_rows(user=user, filters=filters)
     return with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
 
 
@@ -505,7 +500,7 @@ def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
     # (``= ANY(ARRAY(…))``, an InitPlan) rather than ``IN (…)``: as a semi-join they were one more relation
     # for PostgreSQL to order among the row's seven joins, and planning took twice as long (~2.3 -> 1.2 ms).
     start = (page.number - 1) * PAGE_SIZE
-    ids = _tab_rows(user=user, filters=filters).values("pk")[start : start + PAGE_SIZE]
+    ids = tab_rows(user=user, filters=filters).values("pk")[start : start + PAGE_SIZE]
     page.object_list = _with_requester(list_rows(user=user, filters=filters).filter(pk__anyof=ids))
     return page
 
@@ -523,203 +518,3 @@ def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
     seen = set(open_reasons) | ({filters.reason} if filters.reason else set())
     reasons = list(CORE_REASONS) + sorted(seen - set(CORE_REASONS))
     return {"agents": agents, "reasons": reasons}
-
-
-def item_for_page(*, user, pk: int) -> InboxItem | None:
-    """The item (with its run and the run's resume, in one query) if ``user`` may see it. Its truth
-    (``with_truth``'s attributes) is set by ``item_siblings``, which its page reads anyway."""
-    items = visible_items(user).select_related(
-        "agent", "thread", "run", "run__resume__resumed_run", "decided_by", "claimed_by"
-    )
-    return items.filter(pk=pk).first()
-
-
-def run_for_page(*, user, pk: int) -> Run | None:
-    """The run (with its resume) if ``user`` may see it."""
-    return visible_runs(user).select_related("agent", "thread", "resume__resumed_run").filter(pk=pk).first()
-
-
-def resume_of(run: Run) -> Resume | None:
-    """The run's resume, or None: read once per run object (Django caches the reverse one-to-one, absent
-    included), so a page that selected it with the run reads it for free."""
-    try:
-        return run.resume
-    except Resume.DoesNotExist:
-        return None
-
-
-def run_items(run: Run, *, also: tuple[InboxItem, ...] = ()) -> list[InboxItem]:
-    """Every item of the run in order, each with ``with_truth``'s attributes computed here from the items
-    themselves and the run's resume: the same values, without five correlated subqueries to build and run per
-    row (the item and run pages have the whole run in hand). ``also``: other objects of this run's items that
-    get the same attributes."""
-    items = list(run.items.select_related("decided_by", "claimed_by").order_by("position", "pk"))
-    truth = _run_truth(items, resume_of(run))
-    for item in items:
-        item.run = run  # the same run for every row: no query for item.run
-    for item in (*items, *also):
-        item.__dict__.update(truth)
-    return items
-
-
-def item_siblings(item: InboxItem) -> list[InboxItem]:
-    """``run_items`` of the item's run; the item itself gets the same truth (see ``item_for_page``)."""
-    return run_items(item.run, also=(item,))
-
-
-def _run_truth(items: list[InboxItem], resume: Resume | None) -> dict[str, Any]:
-    """``with_truth``'s annotations for any item of a run, from all of the run's items and its resume."""
-    return {
-        "run_has_open": any(item.status == InboxItem.Status.OPEN for item in items),
-        "run_deadline": min(
-            (item.expires_at for item in items if item.status != InboxItem.Status.EXPIRED), default=None
-        ),
-        "delivery": resume.state if resume else None,
-        "delivery_error": resume.last_error if resume else None,
-        "delivery_attempts": resume.attempts if resume else None,
-    }
-
-
-def neighbours_in_list(*, user, filters: ListFilters, item: InboxItem) -> tuple[InboxItem | None, InboxItem | None]:
-    """The open items just after and just before ``item`` in the list's order under ``filters`` (the list the
-    approver came from; its Decided or Expired tab counts as the Open one, since only open items are worked).
-    The next one wraps around to the first, so the end of the list still leads somewhere while work remains."""
-    worked = replace(filters, tab=filters.tab if filters.tab in ("open", "mine") else "open", page=1)
-    # Only ids: with_truth's per-row subqueries (list_rows) made PostgreSQL hash every open item for one row.
-    rows = _tab_rows(user=user, filters=worked).exclude(pk=item.pk).only("pk", "expires_at")
-    ordered = SORT_ORDERS[worked.effective_sort]
-    after = _after_in_order(ordered, item)
-    rows = rows.order_by(*ordered)
-    following = rows.filter(after).first() or rows.first()
-    previous = rows.exclude(after).order_by(*(_reversed(field) for field in ordered)).first()
-    return following, previous
-
-
-def _reversed(field: str) -> str:
-    return field[1:] if field.startswith("-") else f"-{field}"
-
-
-def _after_in_order(ordered: tuple[str, ...], item: InboxItem) -> Q:
-    """The rows that come after ``item`` in the order ``ordered`` (fields, "-" for descending; the last one
-    unique), as a filter: greater on the first field, or equal on it and after on the rest."""
-    field, *rest = ordered
-    name = field.lstrip("-")
-    value = getattr(item, name)
-    later = Q(**{f"{name}__{'lt' if field.startswith('-') else 'gt'}": value})
-    if not rest:
-        return later
-    return later | (Q(**{name: value}) & _after_in_order(tuple(rest), item))
-
-
-def resume_preview(*, run: Run, items: list[InboxItem], user=None, choices: Mapping[str, str] | None = None) -> dict:
-    """What the resume will send, built by the same function that builds the real one: the decisions made
-    so far, plus the run page's pending ``choices`` (``decision-<pk>``: approve / deny / cancel) for the open
-    items ``user`` may decide. ``waiting`` counts the open items left without a choice; ``chosen`` those with."""
-
-    choices = choices or {}
-    answers: dict[int, tuple[str, Any]] = {}
-    for item in items:
-        held_by_other = user is not None and locked_by_claim(user, item)
-        if not item.is_open or held_by_other:
-            continue
-        try:
-            answer = run_choice_payload(item, choices.get(f"decision-{item.pk}", ""))
-        except DecisionInputError:
-            answer = None
-        if answer is not None:
-            answers[item.pk] = answer
-    decided = [item for item in items if item.is_decided]
-    run_input = build_resume_input(run=run, items=decided, next_run_id="(a fresh runId, fixed when it is sent)")
-    by_id = {entry["interruptId"]: entry for entry in run_input.get("resume") or []}
-    resume = []
-    for item in items:
-        if item.interrupt_id in by_id:
-            resume.append(by_id[item.interrupt_id])
-        elif item.pk in answers:
-            status, payload = answers[item.pk]
-            entry = {"interruptId": item.interrupt_id, "status": status}
-            if status == InboxItem.Status.RESOLVED:
-                entry["payload"] = payload
-            resume.append(entry)
-    waiting = sum(1 for item in items if item.is_open and item.pk not in answers)
-    return {"input": {**run_input, "resume": resume}, "waiting": waiting, "chosen": len(answers)}
-
-
-def unfiled_results(*, resumed_run: Run | None, items: list[InboxItem]) -> list[dict]:
-    """The resumed run's TOOL_CALL_RESULTs that answer no item's tool call: what a non-tool interrupt (a
-    Strands ``tool_context.interrupt``, a CrewAI flow step...) led to. Shown on the run page."""
-    if resumed_run is None:
-        return []
-    filed = {cid for item in items for cid in (item.linked_call_id, item.tool_call_id) if cid}
-    return [result for result in resumed_run.tool_results or [] if result.get("toolCallId") not in filed]
-
-
-@dataclass(frozen=True)
-class Quorum:
-    """``approvals`` of ``required`` distinct approvals of the same answer, and who gave them."""
-
-    required: int
-    approvers: list[str]
-
-    @property
-    def approvals(self) -> int:
-        return len(self.approvers)
-
-    @property
-    def remaining(self) -> int:
-        return max(0, self.required - self.approvals)
-
-    @property
-    def steps(self) -> list[bool]:
-        """One entry per approval needed, True where given: the progress dots."""
-        return [True] * min(self.approvals, self.required) + [False] * self.remaining
-
-
-def item_quorum(*, item: InboxItem, decisions: list) -> Quorum | None:
-    """The item's quorum when its agent asks for more than one approver; None otherwise. Counts the
-    approvals the decision service counts: resolved, non-denying decisions still marked ``counts``."""
-    required = item.required_approvals
-    if required < 2:
-        return None
-    votes = [d for d in decisions if d.counts and d.is_approval]
-    return Quorum(required=required, approvers=list(dict.fromkeys(d.user.get_username() for d in votes)))
-
-
-def assignable_users(item: InboxItem) -> list:
-    """Who an item can be handed to: active members of its agent's teams (or of the team a policy routed it
-    to), and staff (who see everything)."""
-    from django.contrib.auth import get_user_model
-
-    teams = [item.routed_team_id] if item.routed_team_id else item.agent.teams.all()
-    return list(
-        get_user_model()
-        .objects.filter(is_active=True)
-        .filter(Q(groups__in=teams) | Q(is_staff=True))
-        .distinct()
-        .order_by("username")
-        .only("pk", "username", "first_name", "last_name")
-    )
-
-
-def comments_of(target: InboxItem | Run) -> list:
-    """The discussion on an item or a run, oldest first (newest last)."""
-    return list(target.comments.select_related("user").order_by("created_at", "pk"))
-
-
-def item_team(*, user, item: InboxItem, decisions: list) -> dict:
-    """What the item page shows about the team: who holds the item and whether the viewer may decide it,
-    whom it can be handed to, the quorum so far and the discussion."""
-    locked = locked_by_claim(user, item)
-    may_reassign = item.is_open and not locked
-    quorum = item_quorum(item=item, decisions=decisions)
-    return {
-        "holder_is_me": item.held_by(user),
-        # Only the holder decides a claimed item; staff may, and the service audits the override.
-        "claim_locked": item.is_open and locked,
-        "claim_override": item.is_open and overrides_claim(user, item),
-        "may_reassign": may_reassign,
-        "assignees": assignable_users(item) if may_reassign else [],
-        "quorum": quorum,
-        "i_approved": quorum is not None and user.get_username() in quorum.approvers,
-        "comments": comments_of(item),
-    }

@@ -10,6 +10,7 @@ from django.views.decorators.http import require_GET
 
 from inbox.access import visible_threads
 from inbox.limits import MAX_DB_ID
+from inbox.listing import detail
 from inbox.listing import selectors as page_selectors
 from inbox.listing.pages import (
     LIST_COOKIE,
@@ -92,7 +93,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def run_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The run page's live parts (resume state, item statuses, the resumed run's events) as a fragment."""
     run = run_or_404(request, pk)
-    items = page_selectors.run_items(run)
+    items = detail.run_items(run)
     context = {"run": run, "items": items, **run_live_context(run, items, user=request.user)}
     return render(request, "inbox/_run_live.html", context)
 
@@ -103,7 +104,7 @@ def run_preview(request: HttpRequest, pk: int) -> HttpResponse:
     """The ``RunAgentInput`` the run page's choices (``?decision-<pk>=approve|deny|cancel``) would send, as
     the form's htmx swap asks for it on every change; the summary under the form follows out of band."""
     run = run_or_404(request, pk)
-    items = page_selectors.run_items(run)
+    items = detail.run_items(run)
     context = {**run_live_context(run, items, user=request.user, choices=request.GET), "preview_summary_oob": True}
     if context["preview"] is None:  # sent meanwhile: the live part shows the resume itself
         return HttpResponse(status=204)

@@ -30,8 +30,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from inbox.core.converters import database_id
-from inbox.listing import chain
-from inbox.listing import selectors as page_selectors
+from inbox.listing import chain, detail
 from inbox.listing.pages import list_context, run_live_context, run_rows
 from inbox.listing.selectors import ListFilters
 from inbox.models import AuditEvent, InboxItem
@@ -190,14 +189,14 @@ def _toast(payload: dict[str, Any]) -> str:
 
 
 def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
-    item = page_selectors.item_for_page(user=user, pk=view.pk)
+    item = detail.item_for_page(user=user, pk=view.pk)
     if item is None:
         return Rendered(close_code=GONE)
     relevant = [(e, p) for e, p in events if p.get("item") == item.pk or p.get("run") == item.run_id]
     chained = [(e, p) for e, p in events if e == "resume.state" and view.after and p.get("run") == view.after]
     if not relevant and not chained and not full:
         return Rendered()
-    siblings = page_selectors.item_siblings(item)
+    siblings = detail.item_siblings(item)
     decisions = list(item.decisions.select_related("user"))
     context = {
         "item": item,
@@ -207,7 +206,7 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         "user": user,
         "oob": True,
         "chain_auto": view.chain,
-        **page_selectors.item_team(user=user, item=item, decisions=decisions),
+        **detail.item_team(user=user, item=item, decisions=decisions),
     }
     names = ["inbox/_item_run_card.html", "inbox/_claim_alert.html"]
     if item.is_open:
@@ -309,13 +308,13 @@ def _notice(text: str, tone: str) -> str:
 
 
 def _run(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
-    run = page_selectors.run_for_page(user=user, pk=view.pk)
+    run = detail.run_for_page(user=user, pk=view.pk)
     if run is None:
         return Rendered(close_code=GONE)
     relevant = [(e, p) for e, p in events if p.get("run") == run.pk]
     if not relevant and not full:
         return Rendered()
-    items = page_selectors.run_items(run)
+    items = detail.run_items(run)
     context = {"run": run, "items": items, "user": user, "oob": True, **run_live_context(run, items, user=user)}
     parts = [render_to_string("inbox/_run_live.html", context)]
     touched = {p.get("item") for _, p in relevant}
@@ -330,7 +329,7 @@ def _run(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered
             pill = {"item": item, "pill_id": f"run-item-status-{pk_text}", "lock_target": f"#run-item-{pk_text}"}
             parts.append(render_to_string("inbox/_status_pill.html", {**pill, "oob": True}))
     if full or any(event == "comment.added" and not p.get("item") for event, p in relevant):
-        comments = page_selectors.comments_of(run)
+        comments = detail.comments_of(run)
         parts.append(render_to_string("inbox/_comment_list.html", {"comments": comments, "oob": True}))
     notice = _run_notice(items, user, relevant)
     if notice:

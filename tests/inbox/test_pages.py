@@ -214,7 +214,8 @@ def test_sortable_headers_say_how_the_list_is_sorted_and_link_to_the_other_way_k
 
 
 def test_the_next_and_previous_open_items_follow_each_sort(alice, posted):
-    from inbox.listing.selectors import ListFilters, neighbours_in_list
+    from inbox.listing.detail import neighbours_in_list
+    from inbox.listing.selectors import ListFilters
 
     first, second, third = _three_in_a_row(posted)  # expiring in 3, 1 and 2 hours
     orders = {
