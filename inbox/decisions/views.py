@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST
 from inbox import access
 from inbox.core.errors import ApplicationError
 from inbox.core.json_view import args_diff
-from inbox.decisions import forms
 from inbox.decisions import services as decisions
+from inbox.decisions import submission
 from inbox.decisions.rules import BULK_ACTIONS
 from inbox.decisions.services import decision_submit
 from inbox.limits import MAX_DB_ID
@@ -34,9 +34,13 @@ from inbox.listing.selectors import ListFilters
 def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
     item = item_or_404(request, pk)
     try:
-        status, payload = forms.read_decision(item, request.POST)
+        status, payload = submission.read_decision(item, request.POST)
         outcome = decision_submit(
-            item_id=item.pk, user=request.user, status=status, payload=payload, comment=forms.read_comment(request.POST)
+            item_id=item.pk,
+            user=request.user,
+            status=status,
+            payload=payload,
+            comment=submission.read_comment(request.POST),
         )
     except ApplicationError as error:
         item.refresh_from_db()
@@ -75,8 +79,8 @@ def item_edit_diff(request: HttpRequest, pk: int) -> HttpResponse:
         context["problem"] = "The proposal's arguments are unknown, so there is nothing to compare with."
     else:
         try:
-            edited = forms.parse_edited_args(request.POST.get("edited_args", ""))
-        except forms.DecisionInputError as error:
+            edited = submission.parse_edited_args(request.POST.get("edited_args", ""))
+        except submission.DecisionInputError as error:
             context["problem"] = f"Not valid JSON yet: {error.message}"
         else:
             diff = args_diff(item.proposed_args, edited)
@@ -92,12 +96,12 @@ def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
     run = run_or_404(request, pk)
     items = detail.run_items(run)
     try:
-        comment = forms.read_comment(request.POST)
+        comment = submission.read_comment(request.POST)
         choices = [
             decisions.RunChoice(item, *choice)
             for item in items
             if item.is_open
-            and (choice := forms.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", ""))) is not None
+            and (choice := submission.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", ""))) is not None
         ]
         decisions.decision_submit_run(run=run, user=request.user, choices=choices, comment=comment)
     except ApplicationError as error:

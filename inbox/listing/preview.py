@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from inbox.access import locked_by_claim
-from inbox.decisions.forms import DecisionInputError, run_choice_payload
+from inbox.decisions.submission import DecisionInputError, run_choice_payload
 from inbox.models import InboxItem, Run
 from inbox.resumes.input import build_resume_input
 
