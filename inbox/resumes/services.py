@@ -1,5 +1,5 @@
 """Batched resumes (the outbox): dispatching the RunAgentInput (built by ``inbox.resumes.input``), reading
-the resumed run.
+the resumed run (its tool results filed by ``inbox.resumes.reply``).
 
 Life of a ``Resume`` row: ``pending → sending → delivered | failed | expired``.
 
@@ -46,6 +46,7 @@ from inbox.core.errors import ApplicationError
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.input import build_resume_input, new_run_id
+from inbox.resumes.reply import mark_reemitted, record_tool_results
 from inbox.resumes.tasks import dispatch_resume
 
 log = logging.getLogger(__name__)
@@ -345,15 +346,6 @@ def _schedule_retry(resume: Resume, message: str) -> str:
     return "retry scheduled"
 
 
-def _mark_reemitted(record: RunRecord, interrupted: Run) -> None:
-    """ag-ui-langgraph re-emits TOOL_CALL_START/ARGS/END with the original arguments in the resumed run.
-    They are not new proposals: flag them, so nothing reads them as what was executed."""
-    original = {call.get("id") for call in interrupted.tool_calls}
-    for call in record.tool_calls:
-        if call.get("id") in original:
-            call["reemitted"] = True
-
-
 def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
     from inbox.ingest.services import run_ingest
 
@@ -363,7 +355,7 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
     # A bare RUN_ERROR names no thread or run: it answers the input we sent.
     record.thread_id = record.thread_id or resume.thread.thread_id
     record.run_id = record.run_id or resume.next_run_id
-    _mark_reemitted(record, resume.run)
+    mark_reemitted(record, resume.run)
     succeeded = record.outcome != Run.Outcome.ERROR
     with transaction.atomic():
         if succeeded:
@@ -396,7 +388,7 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note})
             return "failed"
         resumed = result.run
-        items = _record_tool_results(interrupted=row.run, resumed=resumed, record=record)
+        items = record_tool_results(interrupted=row.run, resumed=resumed, record=record, actor=SYSTEM)
         record_resume(resume=row, resumed=resumed, record=record, items=items)
         row.resumed_run = resumed
         also = ("resumed_run", "delivered_at")
@@ -413,43 +405,6 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             data = {"error": note, "runError": True, "attempts": row.attempts}
             _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data, also=also)
     return row.state
-
-
-def _record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord) -> list[InboxItem]:
-    """TOOL_CALL_RESULT closes the audit trail of the item it answers: proposal (interrupted run) → decision
-    and edits → result (resumed run). An item is answered by a result for the call it asks about
-    (``linked_call_id``: the call its metadata names, e.g. ADK's original call) or, failing that, for its
-    own ``toolCallId``."""
-    by_call = {result["toolCallId"]: result for result in record.tool_results}
-    now = timezone.now()
-    items = list(interrupted.items.order_by("position", "pk"))
-    for item in items:
-        call_id = next((cid for cid in (item.linked_call_id, item.tool_call_id) if cid and cid in by_call), "")
-        if not call_id:
-            continue
-        result = by_call[call_id]
-        item.tool_result = {
-            "content": result["content"],
-            "messageId": result["messageId"],
-            "runId": resumed.run_id,
-            "toolCallId": call_id,
-        }
-        item.tool_result_at = now
-        item.save(update_fields=["tool_result", "tool_result_at"])
-        audit(
-            actor=SYSTEM,
-            verb="item.tool_result",
-            obj=item,
-            data={"toolCallId": call_id, "runId": resumed.run_id},
-        )
-        live.publish_on_commit(
-            live.groups_for(
-                agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk, team_ids=[item.routed_team_id]
-            ),
-            "item.tool_result",
-            {"item": item.pk, "run": interrupted.pk, "toolCallId": call_id, "resumedRun": resumed.pk},
-        )
-    return items
 
 
 def resume_requeue_stuck() -> int:
