@@ -7,4 +7,4 @@ beat schedule survive module moves.
 
 from inbox.expiry import tasks as _expiry_tasks  # noqa: F401
 from inbox.resumes import tasks as _resume_tasks  # noqa: F401
-from inbox.teams import notifications as _notifications  # noqa: F401
+from inbox.teams import tasks as _team_tasks  # noqa: F401

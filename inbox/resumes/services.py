@@ -48,6 +48,7 @@ from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.input import build_resume_input, new_run_id
 from inbox.resumes.reply import mark_reemitted, record_tool_results
 from inbox.resumes.tasks import dispatch_resume
+from inbox.teams.failures import notify_delivery_failed_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,6 @@ def _move(
     _push_state(row)
     if state == Resume.State.FAILED:
         # Failed for good (only a person retries it): tell the people who decided that their answer is stuck.
-        from inbox.teams.notifications import notify_delivery_failed_on_commit
-
         notify_delivery_failed_on_commit(row.pk)
 
 

@@ -19,14 +19,8 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run, TeamWebhook
-from inbox.teams.notifications import (
-    deliver_webhook,
-    notify_missed_runs,
-    notify_new_runs,
-    send_digests,
-    sign,
-    webhook_body,
-)
+from inbox.teams.tasks import deliver_webhook, notify_missed_runs, notify_new_runs, send_digests
+from inbox.teams.webhooks import sign, webhook_body
 from tests.agent_servers import wait_for
 from tests.conftest import spec_example
 

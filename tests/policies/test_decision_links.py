@@ -15,7 +15,8 @@ from inbox.decisions.links import make_token
 from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run
 from inbox.teams.claims import item_claim
-from inbox.teams.notifications import notify_new_runs, send_digests, webhook_body
+from inbox.teams.tasks import notify_new_runs, send_digests
+from inbox.teams.webhooks import webhook_body
 from tests.policies.runs import post_tool_run
 
 LINK = re.compile(r"https://inbox\.example\.com(/inbox/decide/[^/\s\"]+/)")

@@ -18,7 +18,7 @@ from standardwebhooks import Webhook, WebhookVerificationError
 from inbox.decisions.services import decision_submit
 from inbox.expiry.reminders import reminders_send
 from inbox.models import InboxItem, Resume, Run, TeamWebhook
-from inbox.teams.notifications import deliver_webhook, notify_new_runs
+from inbox.teams.tasks import deliver_webhook, notify_new_runs
 
 
 def post(agent, ingest, interrupt: dict, *, thread: str = "t-1") -> InboxItem:
