@@ -42,7 +42,7 @@ LIST_BADGE_COUNT_LIMIT = 1_000
 # page through: 20 pages; the tab counts read "1,000+" then).
 LIST_SEARCH_LIMIT = 1_000
 # A search first reads this many of the viewer's newest items with a plain LIKE, newest first, and asks the
-# trigram index only for older matches when those held fewer than LIST_SEARCH_LIMIT (listing.selectors._search).
+# trigram index only for older matches when those held fewer than LIST_SEARCH_LIMIT (``inbox.listing.selectors``).
 SEARCH_RECENT_ROWS = 5_000
 # The audit log's pages count events up to here ("10,000+"), never the whole log.
 AUDIT_COUNT_LIMIT = 10_000
