@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from inbox.audit.trail import _show
+from inbox.core.json_view import show
 from inbox.models import AuditEvent, Decision, InboxItem, Resume, Thread
 
 
@@ -58,7 +58,7 @@ def thread_timeline(thread: Thread) -> list[Entry]:
                     run.created_at,
                     "result",
                     f"Tool result for {result.get('toolCallId', '')}",
-                    detail=_show(result.get("content")),
+                    detail=show(result.get("content")),
                     tone="ok",
                     extra={"toolCallId": result.get("toolCallId", "")},
                 )
@@ -106,7 +106,7 @@ def thread_timeline(thread: Thread) -> list[Entry]:
                 who=decision.user.get_username(),
                 tone=tone,
                 extra={
-                    "payload": _show(decision.payload) if decision.payload is not None else "",
+                    "payload": show(decision.payload) if decision.payload is not None else "",
                     "final": decision.final,
                 },
             )

@@ -9,11 +9,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from inbox.core import json_view, safe_json
-from inbox.core.json_view import DiffLine, args_diff, show
+from inbox.core.json_view import DiffLine, args_diff
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import Decision, InboxItem, Resume, Run
-
-_show = show  # inbox.audit.timeline's name for it
 
 
 @dataclass
