@@ -1,4 +1,3 @@
-import agents.models
 import datetime
 import django.core.validators
 import django.db.models.deletion
@@ -28,7 +27,6 @@ class Migration(migrations.Migration):
                 ('approvals_required', models.PositiveSmallIntegerField(default=1, help_text='Distinct approvals an item needs (quorum).', validators=[django.core.validators.MinValueValidator(1)])),
                 ('description', models.TextField(blank=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('policy_generation', models.PositiveBigIntegerField(default=agents.models.random_generation, editable=False)),
                 ('teams', models.ManyToManyField(blank=True, help_text='Teams that decide its items.', related_name='agents', to='auth.group')),
             ],
             options={

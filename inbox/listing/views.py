@@ -16,6 +16,7 @@ from inbox.listing.pages import (
     LIST_COOKIE,
     item_or_404,
     item_page,
+    item_path,
     list_context,
     run_live_context,
     run_or_404,
