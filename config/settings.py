@@ -280,7 +280,7 @@ INBOX_VALIDATION_MAX_SECONDS = env_float("INBOX_VALIDATION_MAX_SECONDS", 2.0)
 INBOX_REQUEST_MAX_BYTES = env_int("INBOX_REQUEST_MAX_BYTES", max(INBOX_INGEST_MAX_BYTES, 2 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = INBOX_REQUEST_MAX_BYTES
 
-# Production transport: set these behind TLS (README, "Production"); `check --deploy` is then clean.
+# Production transport: set these behind TLS (docs/operations.md); `check --deploy` is then clean.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)

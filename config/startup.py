@@ -13,7 +13,7 @@ def freeze_loaded_objects(*, templates: bool = False) -> None:
     process: ``compile_project_templates``), then move every object alive so far out of the cyclic garbage
     collector's sight (``gc.freeze``). Modules, classes, functions, settings and compiled templates live as long as
     the process; a full collection walked them all again every few hundred requests, and stalled the request it
-    fell in (105 ms in a list page measured in-process). What the process creates from here on is still collected.
+    fell in. What the process creates from here on is still collected.
     Before a fork it also spares the children's copy-on-write pages the collector's writes."""
     from django.urls import get_resolver
 
@@ -26,8 +26,8 @@ def freeze_loaded_objects(*, templates: bool = False) -> None:
 
 def compile_project_templates() -> None:
     """Compile every template in the template engines' ``DIRS`` (the project's ``templates/``) into their cached
-    loaders. Compiled on first use instead, they stayed in the collector's sight (18,000 objects, 9 ms a full
-    collection) and the first request for each page paid for its templates (about 200 ms for all 83). A template that does not compile stops the process here rather than failing a request later."""
+    loaders. Compiled on first use instead, they would stay in the collector's sight and the first request for each
+    page would pay for its templates. A template that does not compile stops the process here rather than failing a request later."""
     from django.template import engines
 
     for engine in engines.all():

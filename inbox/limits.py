@@ -2,7 +2,7 @@
 
 The services enforce them; the API schema, the forms and the templates read them from here (templates with
 ``{% limit "MAX_DECISION_COMMENT" %}``). The two ingest limits are deployment settings (environment
-variables, see the README), read when they are used so that a changed setting applies at once.
+variables, see docs/configuration.md), read when they are used so that a changed setting applies at once.
 """
 
 from __future__ import annotations

@@ -369,7 +369,7 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """With CI=true a skip is a failure: CI must have everything the suite needs (DEVELOPERS.md)."""
+    """With CI=true a skip is a failure: CI must have everything the suite needs (docs/testing.md)."""
     outcome = yield
     report = outcome.get_result()
     if IN_CI and report.skipped and not hasattr(report, "wasxfail"):

@@ -545,7 +545,7 @@ REQUESTED_BY_KEY = "requestedBy"
 
 def _requested_by(events: list) -> str:
     """The person who asked for the run: ``requestedBy`` in RUN_FINISHED's or RUN_STARTED's ``metadata``, or in
-    the ``forwardedProps`` of RUN_STARTED's echoed input (documented in the README)."""
+    the ``forwardedProps`` of RUN_STARTED's echoed input (documented in docs/agents/README.md)."""
     for event in reversed(events):
         if event.type not in (EventType.RUN_FINISHED, EventType.RUN_STARTED):
             continue

@@ -24,7 +24,7 @@ from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import InboxItem
 
 # Where an agent with an unknown reason sent no responseSchema, a person may answer in words: the payload is
-# ``{"answer": "<the text>"}`` (documented in the README). A message that asks something ("What should I tell
+# ``{"answer": "<the text>"}`` (documented in docs/deciding.md). A message that asks something ("What should I tell
 # them?") opens that box by default.
 TEXT_ANSWER_KEY = "answer"
 

@@ -103,7 +103,7 @@ TABS = ("open", "mine", "decided", "expired", "all")
 BULK_TABS = ("open", "mine", "all")
 
 
-# The list's orders, each one read from the index of the tab it is offered on (migration 0005, partial per
+# The list's orders, each one read from the index of the tab it is offered on (the partial indexes per
 # status): open items by their expiry either way ("item_open_expires", read backwards for the latest first) or
 # by arrival; every tab by arrival, since ids grow with arrival ("item_*_newest", the primary key on All).
 # Nothing else: an order no index serves would sort the whole tab on every page view.

@@ -1,6 +1,6 @@
 """The inbox domain: threads, runs, interrupts as inbox items, decisions, resumes and the audit log.
 
-State machines (see docs in README):
+State machines (see docs/deciding.md and docs/resumes.md):
 - InboxItem: open → resolved | cancelled | expired. Terminal states never change.
 - Resume (one per interrupted run): pending → sending → delivered | failed | expired.
 """
