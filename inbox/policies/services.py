@@ -20,7 +20,8 @@ from django.db.models import Q
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit
-from inbox.decisions.services import DecidedBy, DecisionError, decision_by_policy
+from inbox.decisions.rules import DecisionError
+from inbox.decisions.services import DecidedBy, decision_by_policy
 from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.policies.models import Policy, PolicyMatch
