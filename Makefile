@@ -7,19 +7,21 @@ STAMP := $(VENV)/.installed
 PORT ?= 8000
 TEST_VAR := $(CURDIR)/var/test
 
-.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs test-frameworks bench-smoke
+.PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs frameworks-node test-frameworks bench-smoke
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@echo "Installing the Python packages into $(VENV) (a few minutes the first time; each line is one package)..."
+	set -o pipefail; $(PY) -m pip install --progress-bar off -r requirements-dev.txt | { grep --line-buffered '^Collecting' || true; }
 	touch $(STAMP)
 
 install: $(STAMP)
 
-## make run: web (ASGI), Celery worker and beat, the demo agent; Ctrl-C stops them all.
+## make run: web (ASGI), Celery worker and beat, the demo agent; Ctrl-C stops them all. The launcher replaces the
+## recipe's shell (exec) and watches make, its parent: killing make, even with SIGKILL, stops everything.
 run: $(STAMP)
-	PORT=$(PORT) DEBUG=$${DEBUG:-1} $(PY) -m config.launcher
+	exec env PORT=$(PORT) DEBUG=$${DEBUG:-0} $(PY) -m config.launcher
 
 ## make test: the whole suite. Its own SQLite and embedded Redis live under var/test.
 ## Exit 5 (no tests collected) is a failure. TEST_PROCESSES pytest-xdist processes share the tests out (most of a
@@ -34,7 +36,7 @@ test: $(STAMP)
 
 ## Framework round trips (tests/frameworks, issue 14): each framework's AG-UI integration in its own venv
 ## (.venv/frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
-FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai
+FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai ag2 claude-managed-agents
 FRAMEWORK_VENVS := .venv/frameworks
 
 $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
@@ -45,12 +47,26 @@ $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
 
 frameworks-venvs: $(foreach fw,$(FRAMEWORKS),$(FRAMEWORK_VENVS)/$(fw)/.installed)
 
-## make test-frameworks: the round trips of FRAMEWORKS (default: all five; FRAMEWORKS="pydantic-ai strands" picks
-## some), with the same database and Redis settings as make test.
-test-frameworks: $(STAMP) frameworks-venvs
+## The TypeScript integrations (NODE_FRAMEWORKS, tests/frameworks/servers/node): Node itself (the `node` package,
+## a Node 22 binary) and their packages come from the npm registry, pinned in that directory's package-lock.json;
+## `npm ci` runs on the machine's npm, the agents on the Node it installed.
+NODE_FRAMEWORKS ?= mastra copilotkit langgraph-js
+NODE_AGENTS := tests/frameworks/servers/node
+
+$(NODE_AGENTS)/node_modules/.installed: $(NODE_AGENTS)/package.json $(NODE_AGENTS)/package-lock.json
+	cd $(NODE_AGENTS) && SCARF_ANALYTICS=false npm ci --no-audit --no-fund --loglevel=error
+	$(NODE_AGENTS)/node_modules/.bin/node --version
+	touch $@
+
+frameworks-node: $(if $(NODE_FRAMEWORKS),$(NODE_AGENTS)/node_modules/.installed)
+
+## make test-frameworks: the round trips of FRAMEWORKS and NODE_FRAMEWORKS (default: all of them;
+## FRAMEWORKS="pydantic-ai strands" NODE_FRAMEWORKS= picks some), with the same database and Redis settings as
+## make test.
+test-frameworks: $(STAMP) frameworks-venvs frameworks-node
 	@mkdir -p $(TEST_VAR)
 	@set +e; INBOX_FRAMEWORK_TESTS=1 INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m pytest \
-	  $(foreach fw,$(FRAMEWORKS),tests/frameworks/test_$(subst -,_,$(fw)).py) $(PYTEST_ARGS); rc=$$?; \
+	  $(foreach fw,$(FRAMEWORKS) $(NODE_FRAMEWORKS),tests/frameworks/test_$(subst -,_,$(fw)).py) $(PYTEST_ARGS); rc=$$?; \
 	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
@@ -65,7 +81,7 @@ test-fast: $(STAMP)
 ## make test-faults: kill workers, the agent, Redis, PostgreSQL and web processes of a running deployment
 ## (its own PostgreSQL cluster and Redis under a temp dir) and check nothing is lost, doubled or late.
 test-faults: $(STAMP)
-	timeout 900 $(PY) -m tests.faults.suite $(FAULTS_ARGS)
+	timeout 1500 $(PY) -m tests.faults.suite $(FAULTS_ARGS)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
@@ -79,7 +95,7 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 ## make bench: every benchmark at full size (PostgreSQL and Redis servers on loopback; takes a while).
-BENCHES := ingest inbox_list pages expiry export resume live next_page mixed_load
+BENCHES := ingest inbox_list snooze_list pages expiry escalation backtest export resume live next_page mixed_load
 bench: $(STAMP)
 	@for script in $(BENCHES); do echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
@@ -91,8 +107,11 @@ bench-smoke: $(STAMP)
 	mkdir -p var; \
 	run bench/inbox_list.py --items 2000 --open 200 --repeat 2 --name bench_smoke_pages --keep; \
 	run bench/pages.py --repeat 2 --name bench_smoke_pages --reuse --drop; \
+	run bench/snooze_list.py --items 2000 --open 200 --repeat 2 --name bench_smoke_snooze; \
 	run bench/ingest.py --requests 40 --rounds 1 --concurrency 4; \
 	run bench/expiry.py --items 1000 --fresh 100; \
+	run bench/escalation.py --items 1000 --fresh 100; \
+	run bench/backtest.py --items 2000 --open 200 --decided 500 --repeat 2 --name bench_smoke_backtest; \
 	run bench/export.py --decisions 1000; \
 	BENCH_ROUNDS=2 run bench/resume.py; \
 	run bench/live.py --items 10; \

@@ -8,7 +8,7 @@ from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
 from agents.models import Agent, AgentToken, hash_token
-from agents.throttles import FailedAuthThrottle, failing
+from agents.throttles import failing
 
 
 def request_agent(request: Request) -> Agent:
@@ -28,7 +28,6 @@ class AgentTokenAuthentication(authentication.BaseAuthentication):
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <agent token>'.")
-        FailedAuthThrottle().check(request)
         token = AgentToken.objects.select_related("agent").filter(token_hash=hash_token(raw.strip())).first()
         if token is None:
             raise failing(request, exceptions.AuthenticationFailed("Unknown agent token."))

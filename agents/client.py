@@ -1,6 +1,8 @@
 """The inbox as an AG-UI client: POST a ``RunAgentInput`` to an agent and read its SSE reply.
 
-Only ever POSTs to ``agent.endpoint_url``, which admins set; never to a URL taken from a request body.
+Only ever POSTs to ``agent.endpoint_url``, which admins set; never to a URL taken from a request body, and only
+to the address ``agents.endpoints.target`` resolved and checked for this send (no internal addresses unless
+allowed). An error reply's body is logged, never put in the error's message: people who are not staff read it.
 Each ``data:`` payload is checked against the SDK's ``Event`` union as it arrives; the raw dicts are
 returned so ``inbox.ingest.read_run`` can record the run exactly as it does for the ingest API.
 
@@ -14,6 +16,7 @@ events. The SSE lines are split here from raw, uncompressed bytes (``Accept-Enco
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -23,10 +26,14 @@ from ag_ui.core import Event, EventType
 from django.conf import settings
 from pydantic import TypeAdapter, ValidationError
 
+from agents import endpoints
 from agents.models import Agent
+
+log = logging.getLogger(__name__)
 
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 _TERMINAL = {EventType.RUN_FINISHED, EventType.RUN_ERROR}
+_TERMINAL_TYPES = {kind.value for kind in _TERMINAL}
 # Transient HTTP answers: worth another attempt later. Any other 4xx is a request the agent refuses.
 _RETRYABLE_STATUS = {408, 425, 429}
 
@@ -34,16 +41,36 @@ _RETRYABLE_STATUS = {408, 425, 429}
 class AgentCallError(Exception):
     """The agent could not be asked, or answered something that is not one AG-UI run.
 
-    ``retryable`` is True for transport failures (connection refused, timeouts, 5xx, a stream cut
-    before its terminal event): the same input may be sent again. False for a reply that will not
-    improve by resending (a 4xx, not an event stream, events the SDK rejects).
+    ``retryable`` is True for failures after which the agent cannot be working on the input (connection
+    refused, a connect or write timeout, 5xx, a stream the agent cut before its terminal event): the same input
+    may be sent again. False for a reply that will not improve by resending (a 4xx, not an event stream, events
+    the SDK rejects), and for an agent that may still be working on it: ``timeout`` (the input was sent and the
+    agent said nothing for ``INBOX_AGENT_READ_TIMEOUT``: before its headers, or after its 200) and ``deadline``
+    (still replying at ``INBOX_AGENT_STREAM_DEADLINE``). A second copy would overlap the first.
+
+    ``kind`` says what went wrong (``transport``, ``http_status``, ``not_event_stream``, ``timeout`` (silent
+    past the read timeout), ``deadline``, ``over_limits``, ``invalid_event``, ``ended_early``); ``event_index``
+    is the index of the event at fault, when one is; ``accepted`` is True once the agent had answered 200 with
+    an event stream (it took the input: what it did with it is unknown).
     """
 
-    def __init__(self, message: str, *, retryable: bool, status: int | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool,
+        status: int | None = None,
+        kind: str = "transport",
+        event_index: int | None = None,
+        accepted: bool = False,
+    ):
         super().__init__(message)
         self.message = message
         self.retryable = retryable
         self.status = status
+        self.kind = kind
+        self.event_index = event_index
+        self.accepted = accepted
 
 
 def _timeout() -> httpx.Timeout:
@@ -69,27 +96,42 @@ def run_agent(*, agent: Agent, run_input: dict[str, Any], client: httpx.Client |
     RUN_FINISHED or RUN_ERROR. Raises ``AgentCallError``."""
     if not agent.endpoint_url:
         raise AgentCallError(f"Agent {agent.slug!r} has no AG-UI endpoint URL.", retryable=False)
+    try:
+        destination = endpoints.target(agent.endpoint_url)
+    except endpoints.EndpointRefused as refused:
+        # A name that does not resolve may resolve later (retryable); a refused address will not change by itself.
+        raise AgentCallError(
+            f"The agent's endpoint is refused: {refused.message}", retryable=not refused.resolvable
+        ) from None
     own_client = client is None
     http = client or httpx.Client(timeout=_timeout(), follow_redirects=False, trust_env=False)
     try:
-        return _post_and_read(http, agent, run_input)
+        return _post_and_read(http, agent, run_input, destination)
     finally:
         if own_client:
             http.close()
 
 
-def _post_and_read(http: httpx.Client, agent: Agent, run_input: dict[str, Any]) -> list[dict]:
+def _post_and_read(
+    http: httpx.Client, agent: Agent, run_input: dict[str, Any], destination: endpoints.Target
+) -> list[dict]:
     url = agent.endpoint_url
     started = time.monotonic()
+    headers = {**request_headers(agent), **destination.headers}
+    accepted = False
     try:
-        with http.stream("POST", url, json=run_input, headers=request_headers(agent)) as response:
+        with http.stream(
+            "POST", destination.url, json=run_input, headers=headers, extensions=destination.extensions
+        ) as response:
             if response.status_code >= 400:
                 excerpt = _excerpt(response)
+                log.warning("agent %s answered HTTP %s: %r", agent.slug, response.status_code, excerpt)
                 retryable = response.status_code >= 500 or response.status_code in _RETRYABLE_STATUS
                 raise AgentCallError(
-                    f"The agent answered HTTP {response.status_code}" + (f": {excerpt}" if excerpt else ""),
+                    f"The agent answered HTTP {response.status_code} (its reply is in the web or worker log)",
                     retryable=retryable,
                     status=response.status_code,
+                    kind="http_status",
                 )
             content_type = response.headers.get("content-type", "")
             if content_type.partition(";")[0].strip().lower() != "text/event-stream":
@@ -97,22 +139,43 @@ def _post_and_read(http: httpx.Client, agent: Agent, run_input: dict[str, Any]) 
                     "The agent did not answer with an event stream: expected the response's Content-Type to be "
                     f"'text/event-stream', got {content_type!r}",
                     retryable=False,
+                    kind="not_event_stream",
                 )
             encoding = response.headers.get("content-encoding", "identity").strip().lower()
             if encoding not in ("", "identity"):
                 raise AgentCallError(
                     f"The agent answered with Content-Encoding {encoding!r}; the inbox asked for identity.",
                     retryable=False,
+                    kind="not_event_stream",
                 )
+            accepted = True
             return _read_events(_data_payloads(response, started=started))
-    except AgentCallError:
+    except AgentCallError as error:
+        error.accepted = error.accepted or accepted
         raise
+    except httpx.ReadTimeout:
+        # Silent for longer than the read timeout (it hangs), with the whole input sent: it may be working on it.
+        read = _timeout().read
+        if accepted:
+            message = f"The agent accepted the input, then sent nothing for {read:g} s (the read timeout)."
+        else:
+            message = (
+                f"The agent at {url} was sent the input and did not answer within {read:g} s (the read timeout); "
+                "it may still act on it."
+            )
+        raise AgentCallError(message, retryable=False, kind="timeout", accepted=accepted) from None
     except httpx.TimeoutException as exc:
-        raise AgentCallError(f"Timed out talking to the agent at {url}: {type(exc).__name__}", retryable=True) from None
+        # A connect, write or pool timeout: the agent never had the whole input.
+        raise AgentCallError(
+            f"Timed out talking to the agent at {url}: {type(exc).__name__}",
+            retryable=True,
+            kind="transport",
+            accepted=accepted,
+        ) from None
     except httpx.TransportError as exc:
         # Connection refused, reset, DNS, a stream cut mid-body: nothing was answered, so resend later.
         raise AgentCallError(
-            f"Could not reach the agent at {url}: {exc or type(exc).__name__}", retryable=True
+            f"Could not reach the agent at {url}: {exc or type(exc).__name__}", retryable=True, accepted=accepted
         ) from None
 
 
@@ -140,12 +203,14 @@ def _lines(response: httpx.Response, *, started: float) -> Iterator[bytes]:
                 f"The agent's reply did not finish within the {deadline:g} s deadline "
                 f"({total} bytes read in {elapsed:.0f} s).",
                 retryable=False,
+                kind="deadline",
             )
         total += len(chunk)
         if total > max_total:
             raise AgentCallError(
                 f"The agent's reply is larger than the {max_total} bytes the inbox accepts for one run.",
                 retryable=False,
+                kind="over_limits",
             )
         lines = (pending + chunk).splitlines(keepends=True)
         # The last piece may be a partial line, or end in a CR whose LF is in the next chunk.
@@ -154,6 +219,7 @@ def _lines(response: httpx.Response, *, started: float) -> Iterator[bytes]:
             raise AgentCallError(
                 f"A line of the agent's reply is longer than the {max_line} bytes the inbox accepts.",
                 retryable=False,
+                kind="over_limits",
             )
         for line in lines:
             line = line.rstrip(b"\r\n")
@@ -161,6 +227,7 @@ def _lines(response: httpx.Response, *, started: float) -> Iterator[bytes]:
                 raise AgentCallError(
                     f"A line of the agent's reply is longer than the {max_line} bytes the inbox accepts.",
                     retryable=False,
+                    kind="over_limits",
                 )
             yield line
     if pending:
@@ -176,7 +243,7 @@ def _data_payloads(response: httpx.Response, *, started: float) -> Iterator[str]
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             message = f"The agent's reply is not UTF-8: {exc.reason} at byte {exc.start} of a line."
-            raise AgentCallError(message, retryable=False) from None
+            raise AgentCallError(message, retryable=False, kind="invalid_event") from None
         if not line:
             if data:
                 yield "\n".join(data)
@@ -201,18 +268,32 @@ def _read_events(payloads: Iterator[str]) -> list[dict]:
             raise AgentCallError(
                 f"The agent's reply has more than the {max_events} events the inbox accepts for one run.",
                 retryable=False,
+                kind="over_limits",
             )
         try:
             raw = json.loads(data)
         except (json.JSONDecodeError, ValueError) as exc:
-            raise AgentCallError(f"Event {len(events)} of the reply is not JSON: {exc}", retryable=False) from None
+            raise AgentCallError(
+                f"Event {len(events)} of the reply is not JSON: {exc}",
+                retryable=False,
+                kind="invalid_event",
+                event_index=len(events),
+            ) from None
+        if isinstance(raw, dict) and raw.get("type") in _TERMINAL_TYPES:
+            # The run's last event: ``inbox.agui.parser.read_run`` checks it against the spec's contract and the
+            # SDK, and names the rule it breaks (an interrupt without id, an outcome {type: error}, ...).
+            events.append(raw)
+            return events
         try:
             event = _event_adapter.validate_python(raw)
         except ValidationError as exc:
             first = exc.errors()[0] if exc.errors() else {"msg": str(exc), "loc": ()}
             where = ".".join(str(part) for part in first.get("loc", ()))
             raise AgentCallError(
-                f"Event {len(events)} of the reply is not an AG-UI event ({where}: {first['msg']}).", retryable=False
+                f"Event {len(events)} of the reply is not an AG-UI event ({where}: {first['msg']}).",
+                retryable=False,
+                kind="invalid_event",
+                event_index=len(events),
             ) from None
         events.append(raw)
         if event.type in _TERMINAL:
@@ -220,4 +301,6 @@ def _read_events(payloads: Iterator[str]) -> list[dict]:
     raise AgentCallError(
         "The agent's stream ended before RUN_FINISHED or RUN_ERROR." if events else "The agent sent no events.",
         retryable=True,
+        kind="ended_early",
+        event_index=len(events) or None,
     )

@@ -22,7 +22,9 @@ forgets everything, as a restart without a checkpointer would.
 ``forwardedProps.ttlSeconds`` on a new run sets ``expiresAt`` on its interrupts.
 ``--resume-seconds N`` (or ``POST /pace {"resumeSeconds": N}`` at run time) makes every reply to a resume
 take N seconds: the resume is executed at once, then the reply streams keep-alive comments every 0.5 s
-before the rest of its events — a slow agent, for the fault suite (tests/faults).
+before the rest of its events — a slow agent, for the fault suite (tests/faults). With ``"silent": true`` it
+sends nothing at all (not even its response headers) for those N seconds instead; with ``"threadPrefix": "x"``
+the pace applies only to threads whose id starts with ``x`` (the longest matching prefix wins).
 """
 
 from __future__ import annotations
@@ -537,7 +539,8 @@ def create_app(*, token: str = "", state_file: str = "", resume_seconds: float =
     with ``state_file``, threads and the record survive a restart; ``resume_seconds`` paces resume replies."""
     agent = DemoAgent(state_file)
     encoder = EventEncoder()
-    pace = {"resumeSeconds": resume_seconds}
+    # Pace of resume replies by threadId prefix ("" for every thread): seconds, and silent (no headers) or not.
+    paces: dict[str, dict[str, Any]] = {"": {"resumeSeconds": resume_seconds, "silent": False}}
 
     async def app(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -565,11 +568,11 @@ def create_app(*, token: str = "", state_file: str = "", resume_seconds: float =
             agent.reset()
             return await _respond(send, 204, "text/plain", b"")
         if method == "POST" and path == "/pace":
-            try:
-                pace["resumeSeconds"] = max(0.0, float(json.loads(body)["resumeSeconds"]))
-            except (ValueError, KeyError, TypeError):
+            wanted = _read_pace(body)
+            if wanted is None:
                 return await _respond(send, 400, "application/json", b'{"error": "send {\\"resumeSeconds\\": N}"}')
-            return await _respond(send, 200, "application/json", json.dumps(pace).encode())
+            paces[wanted[0]] = wanted[1]
+            return await _respond(send, 200, "application/json", json.dumps(paces).encode())
         if method != "POST" or path not in ("/", "/agent"):
             return await _respond(send, 404, "text/plain", b"not found")
         headers = {key.decode().lower(): value.decode() for key, value in scope["headers"]}
@@ -580,6 +583,10 @@ def create_app(*, token: str = "", state_file: str = "", resume_seconds: float =
         except (json.JSONDecodeError, UnicodeDecodeError):
             return await _respond(send, 400, "application/json", b'{"error": "body is not JSON"}')
         events = agent.handle(data)
+        delay, silent = _pace_for(paces, data)
+        if silent:
+            await asyncio.sleep(delay)  # executed already; says nothing, not even its headers
+            delay = 0.0
         await send(
             {
                 "type": "http.response.start",
@@ -587,7 +594,6 @@ def create_app(*, token: str = "", state_file: str = "", resume_seconds: float =
                 "headers": [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-store")],
             }
         )
-        delay = pace["resumeSeconds"] if isinstance(data, dict) and data.get("resume") else 0.0
         for index, event in enumerate(events):
             await send({"type": "http.response.body", "body": encoder.encode(event).encode(), "more_body": True})
             while index == 0 and delay > 0:
@@ -598,6 +604,25 @@ def create_app(*, token: str = "", state_file: str = "", resume_seconds: float =
 
     app.agent = agent  # type: ignore[attr-defined]
     return app
+
+
+def _pace_for(paces: dict[str, dict[str, Any]], data: Any) -> tuple[float, bool]:
+    """(seconds, silent) for the reply to ``data``: a resume's pace by the longest matching threadId prefix."""
+    if not isinstance(data, dict) or not data.get("resume"):
+        return 0.0, False
+    thread_id = str(data.get("threadId", ""))
+    pace = paces[max((prefix for prefix in paces if thread_id.startswith(prefix)), key=len)]
+    return pace["resumeSeconds"], pace["silent"]
+
+
+def _read_pace(body: bytes) -> tuple[str, dict[str, Any]] | None:
+    """``POST /pace``'s body as (threadPrefix, pace), or None when it is not ``{"resumeSeconds": N, ...}``."""
+    try:
+        wanted = json.loads(body)
+        seconds = max(0.0, float(wanted["resumeSeconds"]))
+        return str(wanted.get("threadPrefix", "")), {"resumeSeconds": seconds, "silent": bool(wanted.get("silent"))}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
 
 
 async def _respond(send: Any, status: int, content_type: str, body: bytes) -> None:

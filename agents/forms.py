@@ -13,7 +13,8 @@ from django import forms
 from django.contrib.auth.models import Group
 
 from agents.durations import DurationParseError, format_duration, parse_duration
-from agents.models import Agent, AgentToken
+from agents.endpoints import validate_endpoint_url
+from agents.models import Agent, AgentToken, http_url_validator
 
 # An agent's default expiry: long enough for a person to see the item, short enough to mean something.
 TTL_MIN = timedelta(minutes=1)
@@ -54,6 +55,15 @@ class AgentForm(forms.ModelForm):
             "default_ttl",
             "approvals_required",
         ]
+
+    def clean_endpoint_url(self) -> str:
+        value = self.cleaned_data.get("endpoint_url") or ""
+        try:
+            http_url_validator(value)
+        except forms.ValidationError:
+            return value  # the model's validator says what is wrong with it
+        validate_endpoint_url(value)  # no internal addresses, no user part (agents/endpoints.py)
+        return value
 
     def clean_auth_header_value(self) -> str:
         value = self.cleaned_data.get("auth_header_value") or ""

@@ -16,10 +16,12 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from agents.durations import format_duration
+from agents.endpoints import validate_endpoint_url
 from agents.models import Agent, AgentToken
 from agents.signals import agent_changed, token_issued, tokens_revoked
 
@@ -85,6 +87,7 @@ def agent_register(
     if default_ttl is not None:
         agent.default_ttl = default_ttl
     agent.full_clean()
+    _check_endpoint(endpoint_url)
     agent.save()
     given = {"endpoint_url": endpoint_url, "auth_header_value": auth_header_value, "default_ttl": default_ttl}
     fields = ["slug", "name", *(field for field, value in given.items() if value)]
@@ -98,7 +101,8 @@ def agent_ensure(
     *, slug: str, name: str, endpoint_url: str, description: str = "", user: Any = None, via: str = ""
 ) -> tuple[Agent, bool]:
     """Create the agent, or bring its name and endpoint to these values (idempotent: an agent already so
-    writes nothing). Returns the agent and whether it was created."""
+    writes nothing). Returns the agent and whether it was created. Raises ``ValidationError``."""
+    _check_endpoint(endpoint_url)
     agent, created = Agent.objects.select_for_update().get_or_create(
         slug=slug, defaults={"name": name, "endpoint_url": endpoint_url, "description": description}
     )
@@ -132,6 +136,14 @@ def agent_save(agent: Agent, *, created: bool, fields: list[str], user: Any = No
     change = "created" if created else "changed"
     agent_changed.send(sender=Agent, agent=agent, change=change, fields=fields, changes=changes, user=user, via=via)
     return agent
+
+
+def _check_endpoint(endpoint_url: str) -> None:
+    """The endpoint check of ``agents.endpoints`` as a ``ValidationError`` on ``endpoint_url``."""
+    try:
+        validate_endpoint_url(endpoint_url)
+    except ValidationError as error:
+        raise ValidationError({"endpoint_url": error.messages}) from None
 
 
 def _settings(agent: Agent, fields: Iterable[str]) -> dict[str, Any]:

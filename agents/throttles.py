@@ -1,8 +1,9 @@
 """API throttles, counted in the shared ``throttle`` cache (Redis) so a limit holds across web processes.
 
-- ``FailedAuthThrottle``: failed token authentications per client address (``INBOX_FAILED_AUTH_RATE``). Past it,
-  every token request from that address is answered 429 until the window moves on, right or wrong token, so a
-  token cannot be guessed by brute force.
+- ``FailedAuthThrottle``: failed token authentications per client address (``INBOX_FAILED_AUTH_RATE``, the
+  address from ``agents.addresses.client_address``). Past it, a wrong token from that address is answered 429
+  until the window moves on; a valid token is never refused, so guessing from behind someone's NAT cannot stall
+  that network's agents and approvers (a token is 256 random bits: the throttle bounds the load, not the odds).
 - ``IngestThrottle``: ``POST /api/v1/runs`` per agent (``INBOX_INGEST_RATE``).
 """
 
@@ -16,6 +17,8 @@ from django.core.cache import caches
 from redis.exceptions import RedisError
 from rest_framework import exceptions
 from rest_framework.throttling import SimpleRateThrottle
+
+from agents.addresses import client_address
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +78,9 @@ class FailedAuthThrottle(_SettingRateThrottle):
     # Set by SimpleRateThrottle.__init__ from the rate (djangorestframework-stubs do not declare them).
     num_requests: int
     duration: int
+
+    def get_ident(self, request) -> str:
+        return client_address(request)
 
     def get_cache_key(self, request, view=None) -> str:
         return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
@@ -140,6 +146,7 @@ class IngestThrottle(_SettingRateThrottle):
 
 
 def failing(request, error: exceptions.APIException) -> exceptions.APIException:
-    """Count a failed authentication against the client's address and return ``error`` to raise."""
+    """Count a failed authentication against the client's address and return ``error`` to raise; past the rate
+    this raises 429 instead. Called only once a credential was found wrong, never before it is looked up."""
     FailedAuthThrottle().record_failure(request)
     return error

@@ -25,6 +25,10 @@ sys.path.insert(0, str(ROOT))
 DB_NAME = "bench_expiry"
 
 
+class RolledBack(Exception):
+    """Leaves the capturing sweep's transaction without keeping what it did."""
+
+
 def server_url() -> str:
     return os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/test")
 
@@ -39,6 +43,21 @@ def admin(sql: str) -> None:
 
     with psycopg.connect(server_url().replace("postgres://", "postgresql://", 1), autocommit=True) as conn:
         conn.execute(sql)
+
+
+def scratch_environment(db_name: str, var_name: str) -> None:
+    """A fresh scratch database ``db_name`` and the settings a bench process runs with: that database, the Redis
+    server on loopback (``BENCH_REDIS_URL``, db 9, as the other benches: no embedded Redis left running), and a
+    var dir of its own."""
+    admin(f'DROP DATABASE IF EXISTS "{db_name}"')
+    admin(f'CREATE DATABASE "{db_name}"')
+    os.environ["DATABASE_URL"] = with_database(server_url(), db_name)
+    os.environ.setdefault("REDIS_URL", os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"))
+    os.environ.setdefault("CHANNELS_PREFIX", "inbox-bench")
+    os.environ.setdefault("CELERY_QUEUE", "inbox-bench")
+    os.environ.setdefault("INBOX_VAR_DIR", str(ROOT / "var" / var_name))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
 
 
 def create_schema() -> str:
@@ -124,21 +143,17 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000, help="stale open items")
     parser.add_argument("--per-run", type=int, default=10, help="interrupts per run")
     parser.add_argument("--fresh", type=int, default=10_000, help="open items that are not stale")
+    parser.add_argument("--pairs", type=int, default=3, help="rolled-back sweeps alternating with the reference")
     parser.add_argument("--profile", action="store_true", help="print where the stale sweep spends its time")
     parser.add_argument("--fill-only", action="store_true", help="fill the database, keep it, and stop")
     args = parser.parse_args()
 
-    admin(f'DROP DATABASE IF EXISTS "{DB_NAME}"')
-    admin(f'CREATE DATABASE "{DB_NAME}"')
-    os.environ["DATABASE_URL"] = with_database(server_url(), DB_NAME)
-    os.environ.setdefault("INBOX_VAR_DIR", str(ROOT / "var" / "bench-expiry"))
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    scratch_environment(DB_NAME, "bench-expiry")
     try:
         import django
 
         django.setup()
-        from django.db import connection, connections, reset_queries
+        from django.db import connection, connections, reset_queries, transaction
         from django.test.utils import CaptureQueriesContext
         from django.utils import timezone
 
@@ -160,19 +175,56 @@ def main() -> None:
             os._exit(0)
 
         now = timezone.now()
-        # The reference, in this run on this machine: the same rows closed by one bare UPDATE (no RETURNING, no
-        # audit rows, nothing else), rolled back; VACUUM then clears what it left behind.
-        with connection.cursor() as cursor:
+
+        # The reference, in this run on this machine: the sweep's own SQL run bare, the statements one sweep of
+        # these rows executes (captured in a sweep that is rolled back) replayed through a raw cursor. The sweep and
+        # its bare SQL alternate, each rolled back and followed by VACUUM, ``--pairs`` times; medians compare.
+        # For context, the same rows closed by one bare UPDATE (no RETURNING, no audit rows, nothing else).
+        def vacuum() -> None:
+            with connection.cursor() as cursor:
+                cursor.execute("VACUUM ANALYZE inbox_inboxitem")
+                cursor.execute("VACUUM ANALYZE inbox_auditevent")
+
+        def rolled_back(work) -> float:
             started = time.perf_counter()
-            cursor.execute("BEGIN")
-            cursor.execute(
-                "UPDATE inbox_inboxitem SET status = 'expired', outcome = 'expired', status_note = 'x', "
-                "decided_at = %s WHERE status = 'open' AND expires_at <= %s",
-                [now, now],
-            )
-            bare = time.perf_counter() - started
-            cursor.execute("ROLLBACK")
-            cursor.execute("VACUUM ANALYZE inbox_inboxitem")
+            try:
+                with transaction.atomic():
+                    work()
+                    took = time.perf_counter() - started
+                    raise RolledBack
+            except RolledBack:
+                pass
+            vacuum()
+            return took
+
+        def captured_sweep() -> None:
+            with CaptureQueriesContext(connection) as captured:
+                expire_sweep(now=now)
+            statements.extend(q["sql"] for q in captured.captured_queries)
+
+        statements: list[str] = []
+        rolled_back(captured_sweep)
+        statements = [sql for sql in statements if not sql.startswith(("SAVEPOINT", "RELEASE"))]
+
+        def bare_sql() -> None:
+            with connection.cursor() as cursor:
+                for statement in statements:
+                    cursor.execute(statement.replace("%", "%%"))
+
+        def bare_update() -> None:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "UPDATE inbox_inboxitem SET status = 'expired', outcome = 'expired', status_note = 'x', "
+                    "decided_at = %s WHERE status = 'open' AND expires_at <= %s",
+                    [now, now],
+                )
+
+        sweeps, references = [], []
+        for _ in range(args.pairs):
+            references.append(rolled_back(bare_sql))
+            sweeps.append(rolled_back(lambda: expire_sweep(now=now)))
+        own_sql, rolled_sweep = statistics.median(references), statistics.median(sweeps)
+        bare = rolled_back(bare_update)
         with CaptureQueriesContext(connection) as queries:
             started = time.perf_counter()
             if args.profile:
@@ -192,7 +244,13 @@ def main() -> None:
             f"{len(queries.captured_queries)} statements, {still_open} stale left  (target < 2 s)"
         )
         print(
-            f"reference, bare UPDATE of the same rows (rolled back): {bare:.3f} s; sweep / reference {sweep / bare:.2f}"
+            f"sweep rolled back, median of {args.pairs}: {rolled_sweep:.3f} s; reference, the sweep's own "
+            f"{len(statements)} statements run bare, median of {args.pairs}: {own_sql:.3f} s; "
+            f"ratio {rolled_sweep / own_sql:.2f} (target 1.2)"
+        )
+        print(
+            f"context, a bare UPDATE of the same rows without audit rows (rolled back): {bare:.3f} s; "
+            f"sweep / that {rolled_sweep / bare:.2f}"
         )
         for query in sorted(queries.captured_queries, key=lambda q: -float(q["time"]))[:4]:
             print(f"    {float(query['time']):7.3f} s  {query['sql'][:110]}")

@@ -198,11 +198,12 @@ def _statements(
         r["with"]
         + "INSERT INTO inbox_run (id, run_id, parent_run_id, source, outcome, outcome_omitted, error_message, "
         "messages_snapshot, tool_calls, tool_results, events, content_hash, created_at, agent_id, thread_id, "
-        "requested_by, notified_at) "
+        "requested_by, notified_at, pending_tool_call_ids) "
         f"SELECT n + 1, 'run-' || n, '', 'ingest', 'interrupt', {_false(vendor)}, '', "
         f"""('[{{"id": "m' || n || '", "role": "user", "content": "please pay the invoices"}}]'){r["json"]}, """
         f"('[]'){r['json']}, ('[]'){r['json']}, ('[]'){r['json']}, '', {ts(r, run_age)}, "
-        f"{first_agent} + (n / {RUNS_PER_THREAD}) % {AGENTS}, n / {RUNS_PER_THREAD} + 1, '', {ts(r, run_age)} "
+        f"{first_agent} + (n / {RUNS_PER_THREAD}) % {AGENTS}, n / {RUNS_PER_THREAD} + 1, '', {ts(r, run_age)}, "
+        f"('[]'){r['json']} "
         f"FROM {r['series']}",
         i["with"] + "INSERT INTO inbox_inboxitem (id, position, interrupt_id, reason, message, tool_call_id, "
         "response_schema, expires_at, expires_at_defaulted, metadata, raw, tool_call, status, status_note, "

@@ -2,7 +2,7 @@
 endpoint beside it for context.
 
 Creates a scratch database (dropped afterwards) on the local PostgreSQL, starts the product as ``make run`` does
-(``python -m config.launcher``: one uvicorn web process, a Celery worker and beat, the demo agent) on a loopback
+(``python -m config.launcher``: its web processes, ``WEB_PROCESSES``, a Celery worker and beat, the demo agent) on a loopback
 port, and drives it with concurrent clients:
 
 - ``POST /api/v1/runs``: the spec's parallel example (3 interrupts) as an events body, each on a new thread;
@@ -11,7 +11,9 @@ port, and drives it with concurrent clients:
 Each round drives the trivial endpoint and the ingest with ``--concurrency`` clients posting back to back (what
 each can take), then offers runs at ``--rate`` per second (the sustained figure: each request's latency counts
 from when it was due, so a server that falls behind shows in p99). Target: at least 100 runs/s sustained with
-p99 under 150 ms. Every request goes to 127.0.0.1; the loops are bounded by count.
+p99 under 150 ms. Before each measure the bench waits until the Celery worker has taken every queued task, so
+that no measure pays for the announcements the one before it queued. Every request goes to 127.0.0.1; the loops
+are bounded by count.
 
     .venv/bin/python bench/ingest.py [--requests 1500] [--rounds 3] [--concurrency 16] [--rate 100]
 """
@@ -33,6 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
+import redis
 
 ROOT = Path(__file__).resolve().parent.parent
 PG_ADMIN = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/test")
@@ -129,6 +132,17 @@ def combine(results: list[dict]) -> dict:
     }
 
 
+def wait_until_drained(broker: redis.Redis, queue: str, timeout: float = 120.0) -> None:
+    """Wait until the worker has taken and acknowledged every queued task (the announcements of the runs posted
+    so far), so that one measure does not pay for the work the previous one left queued."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not broker.llen(queue) and not broker.hlen("unacked"):
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the worker did not drain the queue {queue!r} within {timeout:g} s")
+
+
 def wait_until_up(http: httpx.Client, launcher: subprocess.Popen, log_path: Path) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -199,11 +213,16 @@ def main() -> int:
             def post(_index: int) -> httpx.Response:
                 return http.post("/api/v1/runs", content=next(bodies), headers=json_type)
 
+            broker = redis.Redis.from_url(REDIS_URL)
             for _ in range(args.rounds):
+                # Each measure starts with the worker idle: the announcements a measure queued are not counted
+                # against the next one.
+                wait_until_drained(broker, DB_NAME)
                 trivial = drive(
                     "GET /api/v1/agent", lambda i: http.get("/api/v1/agent"), per_round, args.concurrency, 200
                 )
                 capacity = drive("POST /api/v1/runs, back to back", post, per_round, args.concurrency, 201)
+                wait_until_drained(broker, DB_NAME)
                 # Enough clients that the offered rate never waits for a free one unless the server falls behind.
                 clients = max(args.concurrency, 64)
                 sustained = drive(f"POST /api/v1/runs at {args.rate:g}/s", post, per_round, clients, 201, args.rate)
@@ -219,7 +238,7 @@ def main() -> int:
 
     print(
         f"ingest bench: {per_round * args.rounds} requests per measure in {args.rounds} round(s), the processes "
-        f"`make run` starts (1 web process), PostgreSQL + Redis on loopback; runs of 3 interrupts"
+        f"`make run` starts ({os.environ.get('WEB_PROCESSES') or 2} web processes), PostgreSQL + Redis on loopback; runs of 3 interrupts"
     )
     trivial, capacity, sustained = (combine([r[side] for r in rounds]) for side in range(3))
     for result in (trivial, capacity, sustained):

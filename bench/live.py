@@ -156,6 +156,7 @@ def main() -> None:
                 "warning",
                 "--ws",
                 "websockets-sansio",
+                "--no-proxy-headers",
                 "--no-access-log",
             ],
             cwd=ROOT,

@@ -40,13 +40,15 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.contrib.auth.models import Group, User
 from django.contrib.sessions.backends.db import SessionStore
 from agents.models import Agent
+from inbox.teams.backends import PasswordBackend
 team = Group.objects.create(name="load")
 for n in range({approvers}):
     user = User.objects.create_user(f"approver-{{n}}", password="{password}")
     user.groups.add(team)
     # Logged in ahead of the run: 50 password hashes at once would spend the load's first seconds on PBKDF2.
     session = SessionStore()
-    session[SESSION_KEY], session[BACKEND_SESSION_KEY] = str(user.pk), "django.contrib.auth.backends.ModelBackend"
+    backend = f"{{PasswordBackend.__module__}}.{{PasswordBackend.__qualname__}}"  # the password login's, as a login sets
+    session[SESSION_KEY], session[BACKEND_SESSION_KEY] = str(user.pk), backend
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     print("SESSION", session.session_key)
@@ -86,6 +88,7 @@ def main() -> int:
         "CHANNELS_PREFIX": PREFIX,
         "SITE_URL": f"http://127.0.0.1:{port}",
         "INBOX_EXPIRE_SWEEP_SECONDS": "5",
+        "INBOX_AGENT_ALLOWED_NETWORKS": "127.0.0.0/8",  # the demo agent listens on loopback
         # One key for every process: the sessions made beforehand must be valid in the web processes (with no
         # SECRET_KEY and no var/secret_key file, each process would sign with a key of its own).
         "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
@@ -113,7 +116,7 @@ def main() -> int:
 
         start(py, "-m", "agents.demo", "--port", str(demo_port))
         # Options without spaces are written as one string each; paths stay separate arguments.
-        uvicorn = f"--host 127.0.0.1 --port {port} --workers {args.web} --no-access-log --log-level warning"
+        uvicorn = f"--host 127.0.0.1 --port {port} --workers {args.web} --no-proxy-headers --no-access-log --log-level warning"
         start(py, "-m", "uvicorn", "config.asgi:application", *uvicorn.split())
         for n in range(args.workers):
             worker = f"worker -Q {PREFIX} -c 1 -n load-{n}@%h --loglevel WARNING"

@@ -1,20 +1,38 @@
-"""Click to next page: from clicking Approve on an item to the page after it, in Chromium (navigation timing).
+"""Click to next item: from clicking Approve to the next item shown, in Chromium, in the list's split view (the
+default) or on the item page (``--view page``).
 
 Starts the product as in production (uvicorn, DEBUG=0, PostgreSQL ``bench_click`` + Redis, the connection
 pool) on a loopback port, with a Celery worker draining the resume queue, fills one inbox with runs of three
-interrupts, logs in through the login form and then, for each item, opens its page and clicks Approve. For each
-click it reads the Navigation Timing entry of the page that follows (the POST, its redirect and the page
-shown) and prints p50 / p95 of: click → load event (what the user waits for), the redirect, the final
-response's server part (request sent → first byte) and the browser's part (first byte → load event). The
-reference is the same page opened by a plain GET in the same run. Nothing leaves 127.0.0.1.
+interrupts and logs in through the login form.
 
-    .venv/bin/python bench/next_page.py [--clicks 30] [--db postgres|sqlite]
+The split view (1280×800): the list with the first item beside it; each click on Approve posts the decision and
+the next item's pane replaces it in place (split.js), which fetched it ahead during a 300 ms pause before the click
+(a reader's, shorter than any). For each click it reads, in the page, the time from the
+click to the new pane swapped in (``performance.now()`` around the click and split.js's ``inbox:pane-loaded``)
+and the Resource Timing entry of the request (the POST; with the next pane not yet fetched ahead, its redirect and
+that pane). The reference is the pane the click will show, fetched by a plain GET in the same page just before the
+click (its Resource Timing entry).
+
+A link to an item (``--view link``, 1280×800): for each item, opens its plain address (``/inbox/items/<id>/``,
+as a mail or a notice links it), which on a wide screen replaces itself with the split view's (to_split.js):
+wall time from the navigation to the split view's load event. The reference is the split view's address opened
+directly (the same wall time): the difference is the item page's request that a link costs.
+
+The item page (``--view page``, the page itself: ``?full=1``): for each item, opens its page and clicks Approve, and reads the Navigation
+Timing entry of the page that follows (the POST, its redirect and the page shown): click → load event, the
+redirect, the final response's server part (request sent → first byte) and the browser's part (first byte →
+load event). The reference is the same page opened by a plain GET in the same run.
+
+Prints p50 / p95 of each and the ratio of the medians. Nothing leaves 127.0.0.1.
+
+    .venv/bin/python bench/next_page.py [--clicks 30] [--db postgres|sqlite] [--view split|page|link]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import socket
 import statistics
 import subprocess
@@ -33,6 +51,34 @@ ROOT = fixture.ROOT
 DB_NAME = "bench_click"
 QUEUE = "inbox-bench-click"
 TARGET_MS = 150.0
+READING_MS = 300  # the split view: a pause before each click, as a reader's, in which the next pane is fetched ahead
+
+# Click Approve in the split view's pane; resolves once the next item's pane is in (split.js's event).
+SPLIT_CLICK = """() => new Promise((resolve, reject) => {
+  const pane = document.querySelector('#split-pane [data-pane-item]');
+  const before = pane.dataset.itemId;
+  performance.clearResourceTimings();
+  const start = performance.now();
+  document.addEventListener('inbox:pane-loaded', (event) => {
+    const shown = performance.now() - start;
+    const entry = performance.getEntriesByType('resource').find(e => e.name.includes('/decide/'));
+    resolve({before: before, after: event.detail.item, total: shown, request: entry ? entry.duration : NaN,
+             browser: entry ? shown - (entry.responseEnd - start) : NaN});
+  }, {once: true});
+  setTimeout(() => reject(new Error('no pane within 10 s')), 10000);
+  pane.querySelector('button[data-action=approve]').click();
+})"""
+
+NEXT_PANE = "() => new URL(document.querySelector('#split-pane [data-triage-next]').href).pathname"
+
+# The same pane by a plain GET, in the same page: its Resource Timing entry.
+SPLIT_REFERENCE = """async (path) => {
+  performance.clearResourceTimings();
+  const response = await fetch(path, {headers: {'HX-Request': 'true', 'HX-Target': 'split-pane'}});
+  await response.text();
+  const entry = performance.getEntriesByType('resource').find(e => e.name.endsWith(path));
+  return entry.duration;
+}"""
 
 NAV_TIMING = """() => {
   const n = performance.getEntriesByType('navigation')[0];
@@ -57,6 +103,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, default=30)
     parser.add_argument("--db", choices=["postgres", "sqlite"], default="postgres")
+    parser.add_argument("--view", choices=["split", "page", "link"], default="split")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -71,6 +118,7 @@ def main() -> int:
         "CELERY_QUEUE": QUEUE,
         "CHANNELS_PREFIX": "inbox-bench-click",
         "SITE_URL": f"http://127.0.0.1:{port}",
+        "INBOX_AGENT_ALLOWED_NETWORKS": "127.0.0.0/8",  # its agent's endpoint is on loopback
     }
     if args.db == "postgres":
         fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
@@ -93,7 +141,17 @@ def main() -> int:
         secret = created.stdout.strip().splitlines()[-1]
         processes.append(
             subprocess.Popen(
-                [py, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
+                [
+                    py,
+                    "-m",
+                    "uvicorn",
+                    "config.asgi:application",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--no-proxy-headers",
+                ]
                 + ["--no-access-log", "--log-level", "warning"],
                 cwd=ROOT,
                 env=env,
@@ -142,29 +200,16 @@ def main() -> int:
                 assert http.post("/api/v1/runs", json=body).status_code == 201
         ids = _open_item_ids(env)[: args.clicks + 1]
 
-        clicks: dict[str, list[float]] = {"total": [], "redirect": [], "server": [], "browser": [], "wall": []}
-        reference: dict[str, list[float]] = {"total": [], "server": [], "browser": []}
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
-            page = browser.new_page()
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
             page.goto(f"{base}/accounts/login/")
             page.fill("input[name=username]", "clicker")
             page.fill("input[name=password]", "click-click-1")
             page.click("button[type=submit], input[type=submit]")
             page.wait_for_load_state("load")
-            for pk in ids[1:]:
-                page.goto(f"{base}/inbox/items/{pk}/")
-                started = time.perf_counter()
-                with page.expect_navigation(wait_until="load"):
-                    page.click("button[data-action=approve]")
-                clicks["wall"].append((time.perf_counter() - started) * 1000)
-                timing = page.evaluate(NAV_TIMING)
-                for key in ("total", "redirect", "server", "browser"):
-                    clicks[key].append(timing[key])
-                page.goto(f"{base}/inbox/items/{pk}/")  # the same page, by a plain GET
-                timing = page.evaluate(NAV_TIMING)
-                for key in ("total", "server", "browser"):
-                    reference[key].append(timing[key])
+            measure = {"split": _split_clicks, "page": _page_clicks, "link": _link_opens}[args.view]
+            clicks, reference = measure(page, base, ids)
             browser.close()
     finally:
         fixture.stop(processes)
@@ -172,16 +217,90 @@ def main() -> int:
         if args.db == "postgres":
             fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
 
-    print(f"click to next page: {len(clicks['total'])} clicks on Approve, Chromium, uvicorn + {args.db} + Redis")
-    print(f"  click → next page loaded (wall, Playwright)   {summary(clicks['wall'])}")
-    print(f"  navigation start → load event (timing)        {summary(clicks['total'])}   target < {TARGET_MS:.0f} ms")
-    print(f"    POST + redirect                             {summary(clicks['redirect'])}")
-    print(f"    page after it: request → first byte         {summary(clicks['server'])}")
-    print(f"    page after it: first byte → load event      {summary(clicks['browser'])}")
-    print(f"  reference: the same page by a plain GET       {summary(reference['total'])}")
+    if args.view == "split":
+        print(
+            f"click to next item: {len(clicks['total'])} clicks on Approve in the split view, Chromium 1280×800, ",
+            end="",
+        )
+        print(f"uvicorn + {args.db} + Redis")
+        print(
+            f"  click → next item's pane swapped in            {summary(clicks['total'])}   target < {TARGET_MS:.0f} ms"
+        )
+        print(f"    the POST (resource timing)                   {summary(clicks['request'])}")
+        print(f"    browser: response end → pane swapped in      {summary(clicks['browser'])}")
+        print(f"  reference: the same pane by a plain GET        {summary(reference['total'])}")
+    elif args.view == "link":
+        print(f"a link to an item: {len(clicks['total'])} items, Chromium 1280×800, uvicorn + {args.db} + Redis")
+        print(f"  item link → split view loaded (wall, Playwright) {summary(clicks['total'])}")
+        print(f"  reference: the split view's address opened       {summary(reference['total'])}")
+        print(
+            f"  the link's cost (difference of the medians)      {statistics.median(clicks['total']) - statistics.median(reference['total']):.1f} ms"
+        )
+    else:
+        print(f"click to next page: {len(clicks['total'])} clicks on Approve, Chromium, uvicorn + {args.db} + Redis")
+        print(f"  click → next page loaded (wall, Playwright)   {summary(clicks['wall'])}")
+        print(
+            f"  navigation start → load event (timing)        {summary(clicks['total'])}   target < {TARGET_MS:.0f} ms"
+        )
+        print(f"    POST + redirect                             {summary(clicks['redirect'])}")
+        print(f"    page after it: request → first byte         {summary(clicks['server'])}")
+        print(f"    page after it: first byte → load event      {summary(clicks['browser'])}")
+        print(f"  reference: the same page by a plain GET       {summary(reference['total'])}")
     ratio = statistics.median(clicks["total"]) / statistics.median(reference["total"])
     print(f"  ratio click / plain GET: {ratio:.2f}")
     return 0
+
+
+def _split_clicks(page, base: str, ids: list[int]) -> tuple[dict, dict]:
+    clicks: dict[str, list[float]] = {"total": [], "request": [], "browser": []}
+    reference: dict[str, list[float]] = {"total": []}
+    page.goto(f"{base}/inbox/?item={ids[0]}")
+    page.wait_for_selector(f'#split-pane [data-pane-item][data-item-id="{ids[0]}"]')
+    for _ in ids[1:]:
+        page.wait_for_timeout(READING_MS)
+        # The reference first, once the page is quiet (the pane fetched ahead, the socket reconnected): the pane
+        # the click will show, by a plain GET.
+        following = page.evaluate(NEXT_PANE)
+        reference["total"].append(page.evaluate(SPLIT_REFERENCE, following))
+        timing = page.evaluate(SPLIT_CLICK)
+        assert timing["after"] != timing["before"] and following.endswith(f"/{timing['after']}/"), timing
+        for key in ("total", "request", "browser"):
+            clicks[key].append(timing[key])
+    return clicks, reference
+
+
+def _page_clicks(page, base: str, ids: list[int]) -> tuple[dict, dict]:
+    clicks: dict[str, list[float]] = {"total": [], "redirect": [], "server": [], "browser": [], "wall": []}
+    reference: dict[str, list[float]] = {"total": [], "server": [], "browser": []}
+    for pk in ids[1:]:
+        page.goto(f"{base}/inbox/items/{pk}/?full=1")
+        started = time.perf_counter()
+        with page.expect_navigation(wait_until="load"):
+            page.click("button[data-action=approve]")
+        clicks["wall"].append((time.perf_counter() - started) * 1000)
+        timing = page.evaluate(NAV_TIMING)
+        for key in ("total", "redirect", "server", "browser"):
+            clicks[key].append(timing[key])
+        page.goto(f"{base}/inbox/items/{pk}/?full=1")  # the same page, by a plain GET
+        timing = page.evaluate(NAV_TIMING)
+        for key in ("total", "server", "browser"):
+            reference[key].append(timing[key])
+    return clicks, reference
+
+
+def _link_opens(page, base: str, ids: list[int]) -> tuple[dict, dict]:
+    opens: dict[str, list[float]] = {"total": []}
+    reference: dict[str, list[float]] = {"total": []}
+    for pk in ids[1:]:
+        started = time.perf_counter()
+        page.goto(f"{base}/inbox/items/{pk}/", wait_until="commit")
+        page.wait_for_url(re.compile(rf"/inbox/\?(.*&)?item={pk}$"), wait_until="load")
+        opens["total"].append((time.perf_counter() - started) * 1000)
+        split = page.url
+        started = time.perf_counter()
+        page.goto(split, wait_until="load")
+        reference["total"].append((time.perf_counter() - started) * 1000)
+    return opens, reference
 
 
 def _open_item_ids(env: dict) -> list[int]:

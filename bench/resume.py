@@ -41,6 +41,7 @@ def main() -> None:
     os.environ["INBOX_VAR_DIR"] = str(var_dir)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("CELERY_QUEUE", f"bench-resume-{os.getpid()}")
+    os.environ.setdefault("INBOX_AGENT_ALLOWED_NETWORKS", "127.0.0.0/8")  # its agent listens on loopback
     processes: list[subprocess.Popen] = []
     try:
         import django

@@ -1,7 +1,10 @@
 import os
+from typing import Any
 
 from celery import Celery
-from celery.signals import beat_init, celeryd_init, worker_process_init
+from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun, worker_process_init
+
+import config.broker  # noqa: F401  (registers the broker transport's name before any connection is made)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -12,16 +15,21 @@ app.autodiscover_tasks()
 # Workers and beat record heartbeats for /healthz (signal handlers and the beat scheduler).
 import config.heartbeat  # noqa: E402, F401
 
+# Seconds a worker or beat process keeps its PostgreSQL connection between tasks (Django's CONN_MAX_AGE).
+WORKER_CONN_MAX_AGE = 600
+
 
 @celeryd_init.connect
 @beat_init.connect
 def drop_connection_pool(**kwargs) -> None:
-    """Workers and beat use a plain connection per task, never the web processes' pool.
+    """Workers and beat use a plain connection per process, never the web processes' pool.
 
     A prefork worker forks its children from this process: a psycopg pool (its sockets and its maintenance
     threads) must not be inherited across fork, and Celery's Django fixup closes the pool after every task
     anyway. Runs in the parent before any child exists; every connection wrapper reads the same settings
-    dict, so children start without a pool.
+    dict, so children start without a pool. Each process keeps its own connection across tasks instead
+    (``CONN_MAX_AGE``, health-checked before reuse: see ``tasks_reuse_connections``): a new PostgreSQL session
+    per task (a backend process started, its catalog caches filled again) cost more than the task itself.
     """
     from django.conf import settings
     from django.db import connections
@@ -36,6 +44,25 @@ def drop_connection_pool(**kwargs) -> None:
             close_pool()
         db_config["OPTIONS"].pop("pool")
         connection.settings_dict.get("OPTIONS", {}).pop("pool", None)
+        for config_dict in (db_config, connection.settings_dict):
+            config_dict["CONN_MAX_AGE"] = WORKER_CONN_MAX_AGE
+            config_dict["CONN_HEALTH_CHECKS"] = True
+
+
+@task_prerun.connect
+@task_postrun.connect
+def tasks_reuse_connections(task: Any = None, **kwargs: Any) -> None:
+    """A task is a unit of work like a request, and its database connections are handled as Django handles a
+    request's: before and after it, those that broke, hit an error or outlived ``CONN_MAX_AGE`` are closed, and
+    a kept one is health-checked before its first use. Celery's Django fixup would close every connection
+    after every task; ``CELERY_DB_REUSE_MAX`` (settings) leaves that to this handler. A task run eagerly (in
+    the caller's process, perhaps inside its transaction) leaves the caller's connection alone, as the fixup
+    does."""
+    from django.db import close_old_connections
+
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
+    close_old_connections()
 
 
 @worker_process_init.connect

@@ -5,9 +5,11 @@
 - Beat runs ``HeartbeatScheduler`` (``CELERY_BEAT_SCHEDULER``): each scheduler tick records the beat.
 
 Both go to one sorted set per kind (score = Unix time), named after the Celery queue so that several
-installations (or test runs) sharing a Redis do not see each other. A component is alive when one of its
-members was recorded within three heartbeat periods. Redis restarted empty loses the set; the next
-heartbeats (a few seconds later) fill it again.
+installations (or test runs) sharing a Redis do not see each other. A member is alive when it was recorded
+within three heartbeat periods. A worker that stops cleanly removes its member; one that dies leaves it
+behind, so ``/healthz`` knows how many workers to expect: ``INBOX_EXPECTED_WORKERS`` when set, else every
+worker heard from within ``INBOX_WORKER_EXPECTED_WINDOW_SECONDS``. Redis restarted empty loses the set; the
+next heartbeats (a few seconds later) fill it again.
 """
 
 from __future__ import annotations
@@ -60,25 +62,6 @@ def forget(kind: str, name: str) -> None:
 
 def stale_after() -> float:
     return 3 * settings.INBOX_HEARTBEAT_SECONDS
-
-
-def alive(kinds: list[str]) -> dict[str, dict[str, float]]:
-    """For each kind, the members recorded recently and how many seconds ago. Raises redis errors."""
-    now = time.time()
-    pipe = client().pipeline(transaction=False)
-    for kind in kinds:
-        pipe.zrangebyscore(key(kind), now - stale_after(), "+inf", withscores=True)
-    answers = pipe.execute()
-    return {
-        kind: {member.decode(): round(now - score, 1) for member, score in answer}
-        for kind, answer in zip(kinds, answers, strict=True)
-    }
-
-
-def last_seen(kind: str) -> float | None:
-    """Seconds since any member of ``kind`` was recorded (None: never, or not for an hour)."""
-    newest = client().zrevrange(key(kind), 0, 0, withscores=True)
-    return round(time.time() - float(newest[0][1]), 1) if newest else None
 
 
 class _Beater(threading.Thread):

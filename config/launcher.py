@@ -3,12 +3,16 @@
 Writes the secret-key file (unless ``SECRET_KEY`` is set), starts the embedded Redis (unless ``REDIS_URL`` is
 set), migrates, creates an admin user the first time (printing its credentials once), registers the demo
 agent, then runs the ASGI web server, a Celery worker, Celery beat and the demo agent side by side with
-prefixed output. Ctrl-C, SIGTERM or SIGHUP (the terminal closed) stops every process it started; if one of
-them dies, the rest are stopped too.
+prefixed output. Ctrl-C, SIGTERM or SIGHUP (the terminal closed) stops every process it started. A child
+that dies is started again after a backoff (1 s, doubling up to 30 s; back to 1 s once it has run a minute),
+and each death and restart is logged.
 
 Children never outlive the launcher: each runs in a session of its own (so Ctrl-C reaches only the
 launcher, which stops them in order), and on Linux each asks the kernel for SIGTERM when its parent dies
-(``PR_SET_PDEATHSIG``), so even ``kill -9`` of the launcher leaves no server holding the port.
+(``PR_SET_PDEATHSIG``), so even ``kill -9`` of the launcher leaves no server holding the port. The launcher
+watches its own parent the same way (and by polling ``getppid``): ``make run`` execs it, and SIGKILL of
+``make`` stops everything too. Children's output is read in the main loop (``selectors``), so the launcher has
+no other thread and may start (and restart) children with a ``preexec_fn`` at any time.
 The production process types are listed in the ``Procfile``.
 """
 
@@ -18,14 +22,16 @@ import ctypes
 import ctypes.util
 import os
 import secrets
+import selectors
 import signal
 import subprocess
 import sys
-import threading
 import time
+import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
@@ -58,6 +64,21 @@ def _die_with_parent() -> Callable[[], None] | None:
 
 DIE_WITH_PARENT = _die_with_parent()
 
+RESTART_FIRST_DELAY = 1.0  # seconds before a dead child is started again; doubles per quick death
+RESTART_MAX_DELAY = 30.0
+RESTART_STABLE_AFTER = 60.0  # a child that ran this long died unexpectedly once: back to the first delay
+
+
+def watch_parent() -> int:
+    """Ask for SIGTERM when our parent (``make``, a shell, a supervisor) dies, as the children do for us.
+    Returns the parent's pid, which the main loop also compares with ``getppid()`` (other platforms, and the
+    parent that died before the request)."""
+    parent = os.getppid()
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    return parent
+
 
 def manage(*args: str, capture: bool = False) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -81,19 +102,39 @@ def ensure_secret_key(path: Path) -> None:
         handle.write(secrets.token_urlsafe(50))
 
 
-def ensure_admin() -> None:
+ADMIN_PASSWORD_FILE = "admin-password"  # in the var dir, 0600: the first run's admin password, until changed
+
+
+def ensure_admin(var_dir: Path) -> str:
+    """Create the ``admin`` superuser the first time, its random password printed once and kept in
+    ``var/admin-password`` (mode 0600) so the ready banner can show it again. Returns the banner's login line:
+    the password while the file still holds it, otherwise how to set a new one."""
+    password_file = var_dir / ADMIN_PASSWORD_FILE
+    reset = "reset it with: .venv/bin/python manage.py changepassword admin"
+    # Exit 0: an admin whose password is the file's; 4: an admin with another password; 3: no superuser.
     code = (
+        "import sys, pathlib;"
         "from django.contrib.auth import get_user_model;"
-        "import sys;"
         "U=get_user_model();"
-        "sys.exit(0 if U.objects.filter(is_superuser=True).exists() else 3)"
+        "import os;"
+        "f=pathlib.Path(os.environ['INBOX_ADMIN_PASSWORD_FILE']);"
+        "a=U.objects.filter(username='admin').first();"
+        "sys.exit(3 if not U.objects.filter(is_superuser=True).exists() else "
+        "0 if a and f.exists() and a.check_password(f.read_text().strip()) else 4)"
     )
-    exists = (
-        subprocess.run([PY, "manage.py", "shell", "-c", code], cwd=ROOT, preexec_fn=DIE_WITH_PARENT).returncode == 0
-    )
-    if exists:
-        print("An admin user exists already (its password was printed when it was created).")
-        return
+    state = subprocess.run(
+        [PY, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "INBOX_ADMIN_PASSWORD_FILE": str(password_file)},
+        preexec_fn=DIE_WITH_PARENT,
+    ).returncode
+    if state not in (0, 3, 4):
+        raise RuntimeError(f"could not read the admin user (manage.py shell exited {state})")
+    if state == 0:
+        return f"log in as admin, password {password_file.read_text().strip()}  (kept in {password_file}; {reset})"
+    if state != 3:
+        password_file.unlink(missing_ok=True)  # it no longer opens anything
+        return f"log in with your admin account; forgot the password? {reset}"
     password = secrets.token_urlsafe(12)
     env = {**os.environ, "DJANGO_SUPERUSER_PASSWORD": password}
     subprocess.run(
@@ -104,18 +145,149 @@ def ensure_admin() -> None:
         stdout=subprocess.DEVNULL,
         preexec_fn=DIE_WITH_PARENT,
     )
+    descriptor = os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(password)
     banner = "=" * 64
     print(
         f"\n{banner}\n  Admin user created. Log in with\n    username: admin\n    password: {password}\n"
-        f"  (shown once; change it at /admin/password_change/)\n{banner}\n",
+        f"  (also kept in {password_file} until you change it at /admin/password_change/)\n{banner}\n",
         flush=True,
     )
+    return f"log in as admin, password {password}  (kept in {password_file}; {reset})"
 
 
-def pump(name: str, color: str, stream: IO[str]) -> None:
-    for line in iter(stream.readline, ""):
-        sys.stdout.write(f"{color}{name:>7} |{RESET} {line}")
+def web_answers(port: int) -> bool:
+    """True once the web server answers ``/healthz`` with 200 (web, database and Redis up)."""
+    try:
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through an http_proxy
+        with direct.open(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
+            return response.status == 200
+    except (OSError, ValueError):
+        return False
+
+
+@dataclass
+class Child:
+    """One process of ``make run``: started, its output prefixed, started again when it dies."""
+
+    name: str
+    command: list[str]
+    color: str
+    process: subprocess.Popen | None = None
+    started_at: float = 0.0
+    quick_deaths: int = 0
+    restart_at: float | None = None
+    partial: bytes = field(default=b"", repr=False)
+
+    def start(self, selector: selectors.BaseSelector) -> None:
+        self.process = subprocess.Popen(
+            self.command,
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches only us; we stop the children in order
+            preexec_fn=DIE_WITH_PARENT,  # and they die with us, even on kill -9
+        )
+        assert self.process.stdout is not None
+        os.set_blocking(self.process.stdout.fileno(), False)
+        selector.register(self.process.stdout, selectors.EVENT_READ, self)
+        self.started_at, self.restart_at = time.monotonic(), None
+
+    def pump(self) -> bool:
+        """Print what the child wrote; False at the end of its output."""
+        assert self.process is not None and self.process.stdout is not None
+        try:
+            chunk = os.read(self.process.stdout.fileno(), 65536)
+        except BlockingIOError:
+            return True
+        *lines, self.partial = (self.partial + chunk).split(b"\n")
+        if not chunk and self.partial:
+            lines, self.partial = [*lines, self.partial], b""
+        for line in lines:
+            text = line.decode(errors="replace")
+            sys.stdout.write(f"{self.color}{self.name:>7} |{RESET} {text}\n")
         sys.stdout.flush()
+        return bool(chunk)
+
+    def died(self, selector: selectors.BaseSelector) -> None:
+        """The child exited: drain its output, then schedule its restart with a backoff."""
+        assert self.process is not None and self.process.stdout is not None
+        while self.pump():
+            pass
+        try:
+            selector.unregister(self.process.stdout)
+        except KeyError:  # unregistered when its output ended
+            pass
+        self.process.stdout.close()
+        ran = time.monotonic() - self.started_at
+        if ran >= RESTART_STABLE_AFTER:
+            self.quick_deaths = 0
+        delay = min(RESTART_MAX_DELAY, RESTART_FIRST_DELAY * 2**self.quick_deaths)
+        self.quick_deaths += 1
+        print(
+            f"{self.name} exited with code {self.process.returncode} after {ran:.0f} s; "
+            f"starting it again in {delay:g} s",
+            flush=True,
+        )
+        self.process, self.restart_at = None, time.monotonic() + delay
+
+
+def supervise(
+    children: list[Child],
+    selector: selectors.BaseSelector,
+    stopping: list[str],
+    parent: int,
+    ready: Callable[[], bool] | None = None,
+) -> None:
+    """Until a signal (or our parent's death): print the children's output, start again those that died.
+    ``ready`` is called each turn until it returns True (the ready banner, once the web server answers)."""
+    while not stopping:
+        if ready is not None and ready():
+            ready = None
+        for key, _events in selector.select(timeout=0.5):
+            if not key.data.pump():  # its output ended; it exits (seen below) or runs on silent
+                selector.unregister(key.fileobj)
+        for child in children:
+            if child.process is not None and child.process.poll() is not None:
+                child.died(selector)
+            elif child.process is None and child.restart_at is not None and time.monotonic() >= child.restart_at:
+                print(f"starting {child.name} again", flush=True)
+                child.start(selector)
+        if os.getppid() != parent:
+            print("the launcher's parent is gone", flush=True)
+            stopping.append("parent gone")
+
+
+def web_processes() -> int:
+    """``WEB_PROCESSES`` uvicorn worker processes; by default two on PostgreSQL (ingest and pages use both cores)
+    and one on SQLite, which takes one writer at a time (a second web process would only wait on its lock)."""
+    default = 2 if os.environ.get("DATABASE_URL") else 1
+    value = os.environ.get("WEB_PROCESSES", "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or not 1 <= int(value) <= 64:
+        raise SystemExit(f"WEB_PROCESSES must be a whole number from 1 to 64, not {value!r}")
+    return int(value)
+
+
+def stop_children(children: list[Child]) -> None:
+    """SIGTERM to each child's process group, SIGKILL to those still running 15 s later."""
+    print("\nStopping…", flush=True)
+    processes = [child.process for child in children if child.process is not None]
+    for process in processes:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    for process in processes:
+        try:
+            process.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+    for child in children:  # what they wrote while stopping
+        if child.process is not None and child.process.stdout is not None and not child.process.stdout.closed:
+            while child.pump():
+                pass
 
 
 def main() -> int:
@@ -124,7 +296,7 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ.setdefault("SITE_URL", f"http://127.0.0.1:{port}")
     var_dir = Path(os.environ.get("INBOX_VAR_DIR", ROOT / "var"))
-    var_dir.mkdir(parents=True, exist_ok=True)
+    var_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # it holds the database and the secret key
     ensure_secret_key(var_dir / "secret_key")
 
     # Set by the signal handlers, read by the loops below. A plain list, not a threading.Event: a handler runs in
@@ -139,6 +311,7 @@ def main() -> int:
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, stop)
+    parent = watch_parent()  # after the handlers: the parent's death is a SIGTERM, handled like the others
 
     embedded = not os.environ.get("REDIS_URL")
     redis_process: subprocess.Popen | None = None
@@ -149,7 +322,9 @@ def main() -> int:
         print(f"Embedded Redis: {embedded_redis.redis_url(var_dir)}")
 
     manage("migrate", "--noinput", "-v", "0")
-    ensure_admin()
+    login = ensure_admin(var_dir)
+    # Quiet by default: ~6,000 lines of task chatter in 18 minutes pushed everything a person needs away.
+    log_level = os.environ.setdefault("LOG_LEVEL", "WARNING").upper()
     demo_available = (ROOT / "agents" / "demo.py").exists()
     if demo_available:
         try:
@@ -170,9 +345,14 @@ def main() -> int:
             str(port),
             "--ws",
             "websockets-sansio",
+            "--no-proxy-headers",  # the client's address is agents.addresses.client_address's to decide
             "--no-access-log",
+            "--log-level",
+            log_level.lower(),
             "--timeout-graceful-shutdown",
             "10",
+            "--workers",
+            str(web_processes()),
         ],
         "worker": [
             PY,
@@ -181,7 +361,7 @@ def main() -> int:
             "-A",
             "config",
             "worker",
-            "--loglevel=INFO",
+            f"--loglevel={log_level}",
             "--concurrency=2",
             "-n",
             f"worker-{port}@%h",
@@ -193,7 +373,7 @@ def main() -> int:
             "-A",
             "config",
             "beat",
-            "--loglevel=INFO",
+            f"--loglevel={log_level}",
             "--schedule",
             str(var_dir / "celerybeat-schedule"),
         ],
@@ -201,46 +381,36 @@ def main() -> int:
     if demo_available:
         commands["demo"] = [PY, "-m", "agents.demo", "--port", str(demo_port)]
 
-    processes: dict[str, subprocess.Popen] = {}
-    for name, command in commands.items():
+    selector = selectors.DefaultSelector()
+    children = [
+        Child(name, command, COLORS[index % len(COLORS)]) for index, (name, command) in enumerate(commands.items())
+    ]
+    for child in children:
         if stopping:
             break
-        processes[name] = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            bufsize=1,
-            start_new_session=True,  # Ctrl-C reaches only us; we stop the children in order
-            preexec_fn=DIE_WITH_PARENT,  # and they die with us, even on kill -9
-        )
-    # The output threads start after every fork: a preexec_fn is safe only while this is the only thread.
-    for index, (name, process) in enumerate(processes.items()):
-        threading.Thread(target=pump, args=(name, COLORS[index % len(COLORS)], process.stdout), daemon=True).start()
+        child.start(selector)
     print(f"\nApproval Inbox is starting on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
 
-    exit_code = 0
-    while not stopping:
-        for name, process in processes.items():
-            if process.poll() is not None:
-                print(f"{name} exited with code {process.returncode}; stopping the rest.", flush=True)
-                exit_code = process.returncode or 1
-                stopping.append(name)
-                break
-        else:
-            time.sleep(0.5)
+    def announce_ready() -> bool:
+        if not web_answers(port):
+            return False
+        banner = "=" * 64
+        lines = [
+            f"Approval Inbox is ready: http://127.0.0.1:{port}/",
+            login,
+            *(
+                ["Dev e-mails are printed here (the console e-mail backend)."]
+                if not os.environ.get("EMAIL_BACKEND")
+                else []
+            ),
+            f"Logs: {log_level} and above; LOG_LEVEL=INFO make run shows more.",
+            "Ctrl-C stops everything.",
+        ]
+        print(f"\n{banner}\n" + "".join(f"  {line}\n" for line in lines) + f"{banner}\n", flush=True)
+        return True
 
-    print("\nStopping…", flush=True)
-    for process in processes.values():
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 15
-    for process in processes.values():
-        try:
-            process.wait(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+    supervise(children, selector, stopping, parent, announce_ready)
+    stop_children(children)
     if embedded:
         from config import embedded_redis
 
@@ -248,7 +418,7 @@ def main() -> int:
         if redis_process is not None:
             redis_process.wait(timeout=10)
     print("Stopped.")
-    return exit_code
+    return 0
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ Nothing set gives the embedded default (SQLite and an embedded Redis under ``var
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from importlib.util import find_spec
 from pathlib import Path
@@ -36,7 +37,7 @@ def _secret_key() -> str:
 
 
 SECRET_KEY = _secret_key()
-DEBUG = env_bool("DEBUG", False)  # `make run` sets DEBUG=1 for the embedded default
+DEBUG = env_bool("DEBUG", False)  # off under `make run` too; `DEBUG=1 make run` while developing
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 SITE_URL = env_str("SITE_URL", f"http://127.0.0.1:{env_int('PORT', 8000)}")
@@ -131,9 +132,13 @@ if EMBEDDED_REDIS:
     REDIS_URL = embedded_redis.redis_url(VAR_DIR)
 
 
+# kombu's Redis transport, with unacknowledged messages restored safely after a lost connection (config/broker.py).
+CELERY_BROKER_TRANSPORT = "config.broker:Transport"
+
+
 def _celery_broker_url(url: str) -> str:
-    # kombu spells a unix-socket Redis as redis+socket://
-    return "redis+socket://" + url.removeprefix("unix://") if url.startswith("unix://") else url
+    # kombu spells a unix-socket Redis <transport>+socket://; "inbox-redis" is config.broker's transport
+    return "inbox-redis+socket://" + url.removeprefix("unix://") if url.startswith("unix://") else url
 
 
 CELERY_BROKER_URL = _celery_broker_url(REDIS_URL)
@@ -142,6 +147,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Celery's Django fixup closes a worker's database connections after every task unless this many tasks have not yet
+# run on them; config.celery closes them the way Django does around a request instead (CONN_MAX_AGE, health checks).
+CELERY_DB_REUSE_MAX = 1000
 # `make test` runs the suite on several pytest-xdist processes sharing one Redis: each gets its own Celery queue,
 # channel-layer prefix and throttle keys (and the workers and servers it starts inherit them), so one process's
 # purge or throttle reset never touches another's.
@@ -183,6 +191,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Deep links put an <a> inside each operation's toggle button (axe: nested-interactive).
+    "SWAGGER_UI_SETTINGS": {"deepLinking": False},
 }
 
 # --- Static, i18n -----------------------------------------------------------------------------
@@ -210,6 +220,8 @@ INBOX_INGEST_MAX_BYTES = env_int("INBOX_INGEST_MAX_BYTES", 1024 * 1024)
 INBOX_MAX_INTERRUPTS_PER_RUN = env_int("INBOX_MAX_INTERRUPTS_PER_RUN", 100)
 INBOX_EXPIRE_SWEEP_SECONDS = env_float("INBOX_EXPIRE_SWEEP_SECONDS", 10.0)
 INBOX_REMINDER_LEAD_SECONDS = env_int("INBOX_REMINDER_LEAD_SECONDS", 600)
+# How often beat fires the escalation rules that are due and hands away people's items to their delegates.
+INBOX_ESCALATION_SWEEP_SECONDS = env_float("INBOX_ESCALATION_SWEEP_SECONDS", 30.0)
 INBOX_RESUME_BACKOFF_BASE = env_float("INBOX_RESUME_BACKOFF_BASE", 2.0)
 INBOX_RESUME_BACKOFF_CAP = env_float("INBOX_RESUME_BACKOFF_CAP", 300.0)
 INBOX_AGENT_CONNECT_TIMEOUT = env_float("INBOX_AGENT_CONNECT_TIMEOUT", 5.0)
@@ -233,6 +245,12 @@ INBOX_RESUME_LEASE_RENEW_SECONDS = env_float("INBOX_RESUME_LEASE_RENEW_SECONDS",
 INBOX_RESUME_RETRY_WINDOW_SECONDS = env_float("INBOX_RESUME_RETRY_WINDOW_SECONDS", 3600.0)
 # A resume is not sent when an interrupt expires within this margin of the send (transfer time).
 INBOX_RESUME_EXPIRY_MARGIN_SECONDS = env_float("INBOX_RESUME_EXPIRY_MARGIN_SECONDS", 2.0)
+# A decision is refused (409) when its run's first expiresAt is closer than this: the time the resume needs to be
+# queued, claimed and sent with the margin above. Never less than INBOX_RESUME_EXPIRY_MARGIN_SECONDS.
+INBOX_DECISION_SEND_MARGIN_SECONDS = env_float("INBOX_DECISION_SEND_MARGIN_SECONDS", 10.0)
+# A person may undo a decision for this long (the resume waits for it); 0 turns undo off. The window is shortened
+# so that the resume still leaves DECISION_SEND_MARGIN before the run's first expiresAt.
+INBOX_UNDO_SECONDS = env_float("INBOX_UNDO_SECONDS", 10.0)
 # How often beat requeues expired leases, pending resumes and unannounced runs whose queue message was lost.
 INBOX_RECOVERY_SWEEP_SECONDS = env_float("INBOX_RECOVERY_SWEEP_SECONDS", 5.0)
 # A pending resume this overdue lost its queue message (Redis restarted empty): queue it again.
@@ -244,12 +262,22 @@ INBOX_AGENT_LINE_MAX_BYTES = env_int("INBOX_AGENT_LINE_MAX_BYTES", 4 * 1024 * 10
 INBOX_AGENT_REPLY_MAX_EVENTS = env_int("INBOX_AGENT_REPLY_MAX_EVENTS", 20_000)
 # Workers and beat record a heartbeat this often; /healthz calls one missing for 3 periods down.
 INBOX_HEARTBEAT_SECONDS = env_float("INBOX_HEARTBEAT_SECONDS", 5.0)
+# How many workers /healthz expects (fewer alive: degraded). 0: every worker heard from within the window below
+# (a worker that stops cleanly removes its heartbeat; one that dies is missed until the window has passed).
+INBOX_EXPECTED_WORKERS = env_int("INBOX_EXPECTED_WORKERS", 0)
+INBOX_WORKER_EXPECTED_WINDOW_SECONDS = env_float("INBOX_WORKER_EXPECTED_WINDOW_SECONDS", 600.0)
+# /healthz waits at most this long for a database connection (the web processes' pool waits DB_POOL_TIMEOUT).
+INBOX_HEALTH_DATABASE_TIMEOUT = env_float("INBOX_HEALTH_DATABASE_TIMEOUT", 0.8)
 # Beat records its heartbeat from its scheduler's tick (config/heartbeat.py); workers from a thread.
 CELERY_BEAT_SCHEDULER = "config.heartbeat:HeartbeatScheduler"
 # Retry-After of the 503 answered while the database or Redis is unreachable.
 INBOX_UNAVAILABLE_RETRY_AFTER = env_int("INBOX_UNAVAILABLE_RETRY_AFTER", 5)
 # Innermost, so it sees a view's exception first: a database or Redis outage answers 503, not 500.
 MIDDLEWARE.append("config.unavailable.DependencyDownMiddleware")
+# Before anything reads the session or the user: during a database outage pages answer 503 at once.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("whitenoise.middleware.WhiteNoiseMiddleware") + 1, "config.unavailable.DatabaseOutageMiddleware"
+)
 SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "drf_spectacular.hooks.postprocess_schema_enums",
     "config.unavailable.document_503",
@@ -259,8 +287,10 @@ CELERY_BEAT_SCHEDULE = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
     "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
     "send-expiry-reminders": {"task": "inbox.tasks.send_expiry_reminders", "schedule": 30.0},
+    "wake-snoozed-items": {"task": "inbox.tasks.wake_snoozed_items", "schedule": 30.0},
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
     "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
+    "escalate-open-items": {"task": "inbox.notifications.escalate", "schedule": INBOX_ESCALATION_SWEEP_SECONDS},
 }
 
 LOGGING: dict[str, Any] = {
@@ -279,6 +309,10 @@ INBOX_VALIDATION_MAX_SECONDS = env_float("INBOX_VALIDATION_MAX_SECONDS", 2.0)
 # Every request body, any endpoint: refused by config.body_limit before Django reads it.
 INBOX_REQUEST_MAX_BYTES = env_int("INBOX_REQUEST_MAX_BYTES", max(INBOX_INGEST_MAX_BYTES, 2 * 1024 * 1024))
 DATA_UPLOAD_MAX_MEMORY_SIZE = INBOX_REQUEST_MAX_BYTES
+# A decision link (e-mail, webhook) works at most this many days after it was made (inbox/decisions/links.py).
+INBOX_DECISION_LINK_MAX_AGE_DAYS = env_float("INBOX_DECISION_LINK_MAX_AGE_DAYS", 7.0)
+# Seconds from a request's start within which its whole body must arrive (config.body_limit), else 408.
+INBOX_REQUEST_BODY_TIMEOUT = env_float("INBOX_REQUEST_BODY_TIMEOUT", 30.0)
 
 # Production transport: set these behind TLS (docs/operations.md); `check --deploy` is then clean.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
@@ -301,7 +335,7 @@ MIDDLEWARE.insert(
 )
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    "inbox.teams.backends.PasswordBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("INBOX_LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = env_float("INBOX_LOGIN_COOLOFF_MINUTES", 15.0) / 60  # hours
@@ -310,16 +344,31 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
 LOGGING["loggers"]["axes"] = {"level": "WARNING"}
+# The client's address (lockout, throttles): the socket's, unless a setting names the reverse proxies in front
+# (agents/addresses.py). uvicorn is started with --no-proxy-headers so it never rewrites the socket's address.
+INBOX_TRUSTED_PROXY_COUNT = env_int("INBOX_TRUSTED_PROXY_COUNT", 0)
+INBOX_TRUSTED_PROXIES = env_list("INBOX_TRUSTED_PROXIES", [])  # networks, e.g. "10.0.0.0/8,192.168.1.5"
+AXES_CLIENT_IP_CALLABLE = "agents.addresses.client_address"
+# Agent endpoints on non-public addresses are refused (agents/endpoints.py) unless in one of these networks. The
+# embedded default (make run: the demo agent on 127.0.0.1) allows loopback; with DATABASE_URL, none by default.
+INBOX_AGENT_ALLOWED_NETWORKS = env_list(
+    "INBOX_AGENT_ALLOWED_NETWORKS", [] if DATABASE_URL else ["127.0.0.0/8", "::1/128"]
+)
+for _network in INBOX_TRUSTED_PROXIES + INBOX_AGENT_ALLOWED_NETWORKS:
+    try:
+        ipaddress.ip_network(_network, strict=False)
+    except ValueError:
+        raise ImproperEnv(
+            f"{_network!r} (INBOX_TRUSTED_PROXIES, INBOX_AGENT_ALLOWED_NETWORKS) is not an IP network"
+        ) from None
+REST_FRAMEWORK["NUM_PROXIES"] = INBOX_TRUSTED_PROXY_COUNT
 
 # API throttles (rates as DRF writes them: "30/min"); counted in the cache below.
 INBOX_FAILED_AUTH_RATE = env_str("INBOX_FAILED_AUTH_RATE", "30/min")  # failed token logins per client IP
 INBOX_INGEST_RATE = env_str("INBOX_INGEST_RATE", "6000/min")  # POST /api/v1/runs per agent
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"failed_auth": INBOX_FAILED_AUTH_RATE, "ingest": INBOX_INGEST_RATE}
-REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = [
-    "inbox.parsers.JSONParser",
-    "rest_framework.parsers.FormParser",
-    "rest_framework.parsers.MultiPartParser",
-]
+# The API reads JSON only: a form body is 415 (the pages, not the API, take forms).
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["inbox.parsers.JSONParser"]
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # Shared by every web process, so a limit holds however many there are.
@@ -359,7 +408,7 @@ LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
 INBOX_LOCAL_LOGIN = env_bool("INBOX_LOCAL_LOGIN", True)
 # django-axes' backend goes first, so a locked-out username is refused before any password is checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "inbox.sso.backend.InboxOIDCBackend"] + (
-    ["django.contrib.auth.backends.ModelBackend"] if INBOX_LOCAL_LOGIN else []
+    ["inbox.teams.backends.PasswordBackend"] if INBOX_LOCAL_LOGIN else []
 )
 
 # --- Outcomes in the API (ui) ---
@@ -368,6 +417,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     **SPECTACULAR_SETTINGS.get("ENUM_NAME_OVERRIDES", {}),  # type: ignore[dict-item]
     "ItemOutcomeEnum": "inbox.models.InboxItem.Outcome",
     "RunOutcomeEnum": "inbox.models.Run.Outcome",
+    "ItemStatusEnum": "inbox.models.InboxItem.Status",
+    "PolicyActionEnum": "inbox.models.policies.Policy.Action",
+    "BacktestStateEnum": "inbox.models.policies.PolicyBacktest.State",
 }
 
 # --- Database connection pool (perf) ----------------------------------------------------------

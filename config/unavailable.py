@@ -5,6 +5,12 @@ An outage of a dependency is not a bug in the request: the API answers ``503`` w
 a view raises; ``server_error`` (``handler500``) catches what a middleware raises (the session or the
 user loaded from an unreachable database) and otherwise renders Django's ordinary 500 page.
 
+A database outage is answered as fast as ``/healthz`` answers, not after the pool's wait
+(``DB_POOL_TIMEOUT``, seconds): once this web process has found the database unreachable (a request failed on
+it, or ``/healthz`` probed it), ``DatabaseOutageMiddleware`` first probes it on each request
+(``config.health.probe_database``: a connection of its own, refused at once while the server is down) and
+answers the 503 straight away until the probe succeeds; then the pool starts afresh.
+
 Nothing commits half: every write of the inbox runs in one ``transaction.atomic`` block, so a connection
 lost mid-way rolls the whole of it back; work queued on commit is re-found by the beat sweeps.
 """
@@ -13,6 +19,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
+import time
 from collections.abc import Callable
 
 from django.conf import settings
@@ -44,10 +52,62 @@ def which_dependency(exc: BaseException) -> str | None:
     return "database" if isinstance(exc, OperationalError | InterfaceError) else "redis"
 
 
+# When this web process last found the database unreachable (time.monotonic()); None: it was reachable since.
+# The process's own view of a dependency, like the connection pool it guards, not a cache of data.
+_database_down_at: float | None = None
+_database_lock = threading.Lock()
+
+
+def database_seen_down() -> bool:
+    return _database_down_at is not None
+
+
+def note_database(*, up: bool) -> None:
+    """Record what a probe or a request found; back up after an outage, the pool starts afresh."""
+    global _database_down_at
+    with _database_lock:
+        was_down, _database_down_at = _database_down_at is not None, None if up else time.monotonic()
+    if up and was_down:
+        log.warning("the database is reachable again")
+        _restart_pool()
+    elif not up and not was_down:
+        log.warning("the database is unreachable: requests answer 503 until a probe reaches it")
+
+
+def _restart_pool() -> None:
+    """The pool kept retrying with a growing backoff during the outage; a new one connects now."""
+    from django.db import connections
+
+    for connection in connections.all(initialized_only=True):
+        close_pool = getattr(connection, "close_pool", None)  # PostgreSQL's wrapper only
+        if close_pool is None or connection.alias not in getattr(connection, "_connection_pools", {}):
+            continue
+        try:
+            connection.close()
+            close_pool()
+        except (KeyError, OperationalError, InterfaceError):  # another thread restarted it first
+            pass
+
+
+class DatabaseOutageMiddleware:
+    """Early in the chain: while this process has found the database down, probe it and answer 503 at once."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _database_down_at is not None and request.path != "/healthz":  # /healthz probes on its own
+            from config.health import probe_database
+
+            if probe_database() is not None:
+                return unavailable_response(request, "database")
+        return self.get_response(request)
+
+
 def unavailable_response(request: HttpRequest, component: str) -> HttpResponse:
     retry_after = str(settings.INBOX_UNAVAILABLE_RETRY_AFTER)
     detail = f"The inbox cannot reach its {component} right now; nothing was changed. Try again shortly."
-    if _wants_json(request):
+    if wants_json(request):
         response: HttpResponse = JsonResponse(
             {"error": "service_unavailable", "detail": detail, "component": component, "retryAfter": int(retry_after)},
             status=503,
@@ -60,7 +120,7 @@ def unavailable_response(request: HttpRequest, component: str) -> HttpResponse:
     return response
 
 
-def _wants_json(request: HttpRequest) -> bool:
+def wants_json(request: HttpRequest) -> bool:
     path = request.path
     if path.startswith("/api/") or path == "/healthz":
         return True
@@ -80,6 +140,8 @@ class DependencyDownMiddleware:
         if component is None:
             return None
         log.warning("%s %s: %s unreachable (%s: %s)", request.method, request.path, component, type(exc).__name__, exc)
+        if component == "database":
+            note_database(up=False)
         return unavailable_response(request, component)
 
 
@@ -88,7 +150,14 @@ def server_error(request: HttpRequest, *args: object, **kwargs: object) -> HttpR
     exc = sys.exc_info()[1]
     component = which_dependency(exc) if exc is not None else None
     if component is not None:
+        if component == "database":
+            note_database(up=False)
         return unavailable_response(request, component)
+    if wants_json(request):
+        return JsonResponse(
+            {"error": "server_error", "detail": "The inbox failed to answer this request; the error is in its log."},
+            status=500,
+        )
     return django_server_error(request)
 
 

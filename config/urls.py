@@ -7,6 +7,8 @@ from config.health import healthz
 from inbox.sso import views as sso_views
 
 handler500 = "config.unavailable.server_error"
+handler404 = "config.errors.page_not_found"
+handler403 = "config.errors.permission_denied"
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/inbox/", permanent=False)),

@@ -4,6 +4,8 @@
   them those agents' items, runs, threads, resumes, decisions and audit events. Everything a user may not
   see is a 404, never a 403 that would confirm it exists. Every read path (pages, API, exports, stats,
   the websocket) starts from a ``visible_*`` queryset here.
+- **Escalation.** An escalation rule that fired on an item (``inbox.models.Escalation``) adds its team or
+  person to the item's deciders: they see it (and its run and decisions) as the item's own team does.
 - **Deciding.** Whoever sees an item may decide it, unless someone else holds it (``InboxItem.held_by_other``):
   then only the holder, or staff (an override the decision service audits), may decide it, release the
   claim or reassign it (``locked_by_claim``). Who is *asked* to decide (mail, digests) is the agent's team
@@ -18,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -26,7 +29,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.models import Agent
 from inbox.core import sql as _sql  # noqa: F401  (registers the __anyof lookup)
-from inbox.models import AuditEvent, Decision, InboxItem, NotificationPreference, Resume, Run, Thread
+from inbox.models import AuditEvent, Decision, Escalation, InboxItem, NotificationPreference, Resume, Run, Thread
 
 
 def sees_everything(user: Any) -> bool:
@@ -51,11 +54,24 @@ def _agents_of_teams(user: Any) -> QuerySet[Agent]:
 # --- one request's answers ---------------------------------------------------------------------------
 # A page asks "which agents and teams are this approver's" in every query it builds (a list page: the tab
 # counts, the rows, the filter options). Within one request (``remembered_per_request``, which the
-# ``RememberPerRequest`` middleware opens) the answer is read once, as two short id lists the queries then
-# carry as values: no subquery to build and plan again in each statement. Outside one (tasks, websocket
-# renders, the shell, tests calling selectors) every query carries its subquery, so a membership change is
-# seen at once. Nothing outlives the request.
-_REMEMBERED: ContextVar[dict[int, tuple[list[int], list[int]]] | None] = ContextVar("inbox_access_memo", default=None)
+# ``RememberPerRequest`` middleware opens) the answer is read once, in one query: the agents (id, slug, name)
+# and team ids the queries then carry as values, with no subquery to build and plan again in each statement.
+# Outside one (tasks, websocket renders, the shell, tests calling selectors) every query carries its subquery,
+# so a membership change is seen at once. Nothing outlives the request.
+AgentChoice = tuple[int, str, str]  # an agent's id, slug and name
+
+
+@dataclass(frozen=True)
+class _Visible:
+    agents: list[AgentChoice]  # by name
+    teams: list[int]
+
+    @property
+    def agent_ids(self) -> list[int]:
+        return sorted(pk for pk, _slug, _name in self.agents)
+
+
+_REMEMBERED: ContextVar[dict[int, _Visible] | None] = ContextVar("inbox_access_memo", default=None)
 
 
 @contextmanager
@@ -80,32 +96,55 @@ class RememberPerRequest:
 
 def _agent_ids(user: Any) -> QuerySet | list[int]:
     """The ids of the (non-staff) user's visible agents: a list within a request, else a subquery."""
-    memo = _remembered_ids(user)
+    memo = _remembered(user)
     if memo is None:
         return _agents_of_teams(user).values("pk")
-    return memo[0]
+    return memo.agent_ids
 
 
 def _team_ids(user: Any) -> QuerySet | list[int]:
     """The ids of the user's teams: a list within a request, else a subquery."""
-    memo = _remembered_ids(user)
+    memo = _remembered(user)
     if memo is None:
         return user.groups.values("pk")
-    return memo[1]
+    return memo.teams
 
 
-def _remembered_ids(user: Any) -> tuple[list[int], list[int]] | None:
-    """(agent ids, team ids) of the user, read in one query the first time a request asks; None outside one."""
+def _remembered(user: Any) -> _Visible | None:
+    """The user's visible agents and teams, read in one query the first time a request asks; None outside one."""
     memo = _REMEMBERED.get()
     if memo is None:
         return None
     if user.pk not in memo:
-        pairs = list(user.groups.values_list("pk", "agents"))
-        memo[user.pk] = (
-            sorted({agent for _team, agent in pairs if agent is not None}),
-            sorted({team for team, _agent in pairs}),
-        )
+        if sees_everything(user):
+            memo[user.pk] = _Visible(
+                agents=list(Agent.objects.order_by("name", "pk").values_list("pk", "slug", "name")), teams=[]
+            )
+        else:
+            rows = user.groups.order_by("agents__name", "agents").values_list(
+                "pk", "agents", "agents__slug", "agents__name"
+            )
+            agents = {agent: (agent, slug, name) for _team, agent, slug, name in rows if agent is not None}
+            memo[user.pk] = _Visible(agents=list(agents.values()), teams=sorted({team for team, *_ in rows}))
     return memo[user.pk]
+
+
+def agent_choices(user: Any) -> list[AgentChoice]:
+    """The user's visible agents as (id, slug, name), by name: read once per request (``remembered_per_request``)."""
+    if not user.is_authenticated:
+        return []
+    memo = _remembered(user)
+    if memo is not None:
+        return memo.agents
+    return list(visible_agents(user).order_by("name", "pk").values_list("pk", "slug", "name"))
+
+
+def of_agent(user: Any, slug: str) -> Q:
+    """The items (threads, runs: anything with an ``agent``) of the agent ``slug``: by its id within a request
+    that read the user's agents (``agent_choices``), so the statement needs no join to find it, else by slug."""
+    memo = _remembered(user) if user.is_authenticated else None
+    pk = next((pk for pk, agent_slug, _name in memo.agents if agent_slug == slug), None) if memo else None
+    return Q(agent_id=pk) if pk is not None else Q(agent__slug=slug)
 
 
 def _among(path: str, ids: QuerySet | list[int]) -> Q:
@@ -122,16 +161,23 @@ def _of_visible_agents(user: Any, queryset: QuerySet, agent_path: str = "agent")
     return queryset.filter(_among(f"{agent_path}_id", _agent_ids(user)))
 
 
+def escalated_to(user: Any) -> QuerySet:
+    """The ids of the items an escalation added ``user`` or one of their teams to the deciders of."""
+    escalations = Escalation.objects.filter(_among("to_team_id", _team_ids(user)) | Q(to_user_id=user.pk))
+    return escalations.order_by().values("item_id")  # a set of ids: no sort
+
+
 def visible_items(user: Any) -> QuerySet[InboxItem]:
-    """An item is its agent's teams' to see, unless a policy routed it to another team: then that team's."""
+    """An item is its agent's teams' to see, unless a policy routed it to another team: then that team's. An
+    escalation adds its team or person."""
     if not user.is_authenticated:
         return InboxItem.objects.none()
     items = InboxItem.objects.all()
     if sees_everything(user):
         return items
     mine = Q(routed_team__isnull=True) & _among("agent_id", _agent_ids(user))
-    # Both sides are checked inside the list's tab indexes (agent and routed team beside the key).
-    return items.filter(mine | _among("routed_team_id", _team_ids(user)))
+    # Each side is checked inside the list's tab indexes (agent, routed team and id are in the key).
+    return items.filter(mine | _among("routed_team_id", _team_ids(user)) | _among("id", escalated_to(user)))
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
@@ -142,7 +188,8 @@ def visible_runs(user: Any) -> QuerySet[Run]:
     if sees_everything(user):
         return runs
     routed_here = InboxItem.objects.filter(run=OuterRef("pk"), routed_team__in=_team_ids(user))
-    return runs.filter(_among("agent_id", _agent_ids(user)) | Exists(routed_here))
+    escalated_here = InboxItem.objects.filter(run=OuterRef("pk"), pk__in=escalated_to(user))
+    return runs.filter(_among("agent_id", _agent_ids(user)) | Exists(routed_here) | Exists(escalated_here))
 
 
 def visible_threads(user: Any) -> QuerySet[Thread]:
@@ -156,7 +203,8 @@ def visible_resumes(user: Any) -> QuerySet[Resume]:
     if sees_everything(user):
         return Resume.objects.all()
     routed_here = InboxItem.objects.filter(run=OuterRef("run_id"), routed_team__in=_team_ids(user))
-    return Resume.objects.filter(_among("agent_id", _agent_ids(user)) | Exists(routed_here))
+    escalated_here = InboxItem.objects.filter(run=OuterRef("run_id"), pk__in=escalated_to(user))
+    return Resume.objects.filter(_among("agent_id", _agent_ids(user)) | Exists(routed_here) | Exists(escalated_here))
 
 
 def routed_teams(run_id: int) -> list[int]:
@@ -172,7 +220,8 @@ def visible_decisions(user: Any) -> QuerySet[Decision]:
     if sees_everything(user):
         return Decision.objects.all()
     mine = Q(item__routed_team__isnull=True) & _among("item__agent_id", _agent_ids(user))
-    return Decision.objects.filter(mine | _among("item__routed_team_id", _team_ids(user)))
+    escalated = _among("item_id", escalated_to(user))
+    return Decision.objects.filter(mine | _among("item__routed_team_id", _team_ids(user)) | escalated)
 
 
 def visible_audit_events(user: Any) -> QuerySet[AuditEvent]:
@@ -209,9 +258,10 @@ def overrides_claim(user: Any, item: InboxItem) -> bool:
 
 def deciding_items_q(user: Any) -> Q:
     """The items ``user`` is asked to decide, as a filter on InboxItem: those of their teams' agents, those a
-    policy routed to their teams, and (staff) those of agents with no team."""
+    policy routed to their teams, those escalated to them or their teams, and (staff) those of agents with no team."""
     groups = user.groups.all()
     deciding = Q(routed_team__isnull=True, agent__teams__in=groups) | Q(routed_team__in=groups)
+    deciding |= Q(pk__in=escalated_to(user))
     if user.is_staff:
         deciding |= Q(routed_team__isnull=True, agent__teams__isnull=True)
     return deciding

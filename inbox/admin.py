@@ -17,22 +17,31 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from agents.endpoints import validate_endpoint_url
 from agents.models import http_url_validator
 from inbox.audit.record import Actor, audit
+from inbox.core.errors import ApplicationError
 from inbox.models import (
     ApiToken,
     AuditEvent,
+    AwayStatus,
     Comment,
     ConformanceObservation,
     Decision,
+    Escalation,
+    EscalationRule,
     InboxItem,
     ItemSearchText,
     NotificationPreference,
     Resume,
     Run,
+    RunStart,
+    SavedView,
+    Snooze,
     TeamWebhook,
     Thread,
 )
+from inbox.teams import away
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -241,6 +250,11 @@ class TeamWebhookForm(forms.ModelForm):
             raise forms.ValidationError("A secret is required: receivers verify the signature with it.")
         return secret
 
+    def clean_url(self) -> str:
+        url = self.cleaned_data["url"]
+        validate_endpoint_url(url)  # no internal addresses, no user part: the agents' rule (agents/endpoints.py)
+        return url
+
 
 @admin.register(TeamWebhook)
 class TeamWebhookAdmin(admin.ModelAdmin):
@@ -257,6 +271,37 @@ class ConformanceObservationAdmin(ReadOnlyAdmin):
     list_filter = ("behaviour", "variant", "agent")
     search_fields = ("agent__slug", "behaviour", "variant", "detail")
     list_select_related = ("agent", "example_run")
+
+
+@admin.register(RunStart)
+class RunStartAdmin(ReadOnlyAdmin):
+    """Runs started from an agent's page, while and after a worker asked the agent."""
+
+    list_display = ("created_at", "agent", "user", "thread_id", "state", "error_code", "run")
+    list_filter = ("state", "agent")
+    search_fields = ("agent__slug", "user__username", "thread_id", "error")
+    list_select_related = ("agent", "user", "run")
+
+
+@admin.register(SavedView)
+class SavedViewAdmin(admin.ModelAdmin):
+    """People's saved views of the list (they keep them on the views page; staff share them with a team)."""
+
+    list_display = ("name", "owner", "team", "query", "created_at")
+    list_filter = ("team",)
+    search_fields = ("name", "owner__username", "query")
+    list_select_related = ("owner", "team")
+    raw_id_fields = ("owner",)
+
+
+@admin.register(Snooze)
+class SnoozeAdmin(ReadOnlyAdmin):
+    """Who snoozed which item until when (snoozing is audited; people change their own on the item page)."""
+
+    list_display = ("item", "user", "until", "clamped", "woken_at", "created_at")
+    list_filter = ("clamped",)
+    search_fields = ("user__username", "item__interrupt_id")
+    list_select_related = ("item", "user")
 
 
 @admin.register(ApiToken)
@@ -306,6 +351,64 @@ class ApiTokenAdmin(admin.ModelAdmin):
                 data={"prefix": token.prefix},
             )
         self.message_user(request, f"Revoked {len(tokens)} token(s).", messages.SUCCESS)
+
+
+# Escalation rules are set through the API (``/api/v1/escalation-rules``), which checks and audits them; an
+# escalation that fired is evidence.
+@admin.register(EscalationRule)
+class EscalationRuleAdmin(ReadOnlyAdmin):
+    list_display = ("__str__", "step", "after_minutes", "before_deadline_minutes", "enabled", "created_at")
+    list_filter = ("enabled", "step")
+    search_fields = ("team__name", "agent__slug", "to_team__name", "to_user__username")
+
+
+@admin.register(Escalation)
+class EscalationAdmin(ReadOnlyAdmin):
+    list_display = ("item", "step", "target_label", "why", "fired_at")
+    list_filter = ("step",)
+    search_fields = ("target_label",)
+
+
+class AwayStatusForm(forms.ModelForm):
+    """The service's checks (``inbox.teams.away.check_away``) beside their fields."""
+
+    class Meta:
+        model = AwayStatus
+        fields = ["user", "starts_at", "ends_at", "delegate"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if all(data.get(name) for name in self.Meta.fields):
+            try:
+                away.check_away(
+                    user=data["user"], starts_at=data["starts_at"], ends_at=data["ends_at"], delegate=data["delegate"]
+                )
+            except ApplicationError as error:
+                field = {"from": "starts_at", "until": "ends_at"}.get(error.field or "", error.field)
+                self.add_error(field if field in self.fields else None, error.message.split(": ", 1)[-1])
+        return data
+
+
+@admin.register(AwayStatus)
+class AwayStatusAdmin(admin.ModelAdmin):
+    """Staff set someone away (and their delegate) here; the service hands their items over and audits it."""
+
+    form = AwayStatusForm
+    list_display = ("user", "starts_at", "ends_at", "delegate", "set_by")
+    search_fields = ("user__username", "delegate__username")
+
+    def save_model(self, request: HttpRequest, obj: AwayStatus, form: Any, change: bool) -> None:
+        saved = away.away_set(
+            user=obj.user, starts_at=obj.starts_at, ends_at=obj.ends_at, delegate=obj.delegate, set_by=request.user
+        )
+        obj.pk = saved.pk
+
+    def delete_model(self, request: HttpRequest, obj: AwayStatus) -> None:
+        away.away_clear(user=obj.user, set_by=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for status in queryset.select_related("user"):
+            away.away_clear(user=status.user, set_by=request.user)
 
 
 from inbox.policies import admin as policies_admin  # noqa: E402, F401  (registers policies, link uses)

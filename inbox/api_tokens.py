@@ -7,7 +7,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from agents.models import hash_token
-from agents.throttles import FailedAuthThrottle, failing
+from agents.throttles import failing
 from inbox.models import ApiToken
 
 
@@ -23,7 +23,6 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         raw = raw.strip()
         if not raw or " " in raw:
             raise failing(request, exceptions.AuthenticationFailed("Use 'Authorization: Token <key>'."))
-        FailedAuthThrottle().check(request)
         token = ApiToken.objects.select_related("user").filter(token_hash=hash_token(raw)).first()
         if token is None or token.revoked_at is not None:
             raise failing(request, exceptions.AuthenticationFailed("Invalid or revoked token."))

@@ -18,15 +18,30 @@ urlpatterns = [
     path("agents/<slug:slug>/conformance", conformance.AgentConformanceApi.as_view(), name="api-agent-conformance"),
     path("runs/<id:pk>", listing.RunDetailApi.as_view(), name="api-run"),
     path("items", listing.ItemListApi.as_view(), name="api-items"),
+    path("views", listing.SavedViewListApi.as_view(), name="api-views"),
+    path("views/<id:pk>", listing.SavedViewDetailApi.as_view(), name="api-view"),
     path("items/<id:pk>", listing.ItemDetailApi.as_view(), name="api-item"),
     path("items/<id:pk>/decision", decisions.ItemDecisionApi.as_view(), name="api-item-decision"),
+    path("items/<id:pk>/decision/undo", decisions.ItemDecisionUndoApi.as_view(), name="api-item-decision-undo"),
     path("items/bulk-decision", decisions.BulkDecisionApi.as_view(), name="api-items-bulk"),
     path("items/<id:pk>/claim", teams.ItemClaimApi.as_view(), name="api-item-claim"),
     path("items/<id:pk>/unclaim", teams.ItemUnclaimApi.as_view(), name="api-item-unclaim"),
     path("items/<id:pk>/assign", teams.ItemAssignApi.as_view(), name="api-item-assign"),
+    path("items/<id:pk>/snooze", teams.ItemSnoozeApi.as_view(), name="api-item-snooze"),
     path("items/<id:pk>/comments", teams.CommentsApi.as_view(target="item"), name="api-item-comments"),
     path("runs/<id:pk>/comments", teams.CommentsApi.as_view(target="run"), name="api-run-comments"),
     path("runs/<id:pk>/resume/retry", resumes.ResumeRetryApi.as_view(), name="api-run-resume-retry"),
+    path("away", teams.AwayApi.as_view(), name="api-away"),
+    path("escalation-rules", teams.EscalationRuleListApi.as_view(), name="api-escalation-rules"),
+    path("escalation-rules/<id:pk>", teams.EscalationRuleDetailApi.as_view(), name="api-escalation-rule"),
+    path("agent/escalation-rules", teams.AgentEscalationRuleListApi.as_view(), name="api-agent-escalation-rules"),
+    path(
+        "agent/escalation-rules/<id:pk>", teams.AgentEscalationRuleDetailApi.as_view(), name="api-agent-escalation-rule"
+    ),
     path("policies", policies.PolicyListApi.as_view(), name="api-policies"),
     path("policies/<id:pk>", policies.PolicyDetailApi.as_view(), name="api-policy"),
+    path("policies/<id:pk>/backtests", policies.BacktestListApi.as_view(), name="api-policy-backtests"),
+    path(
+        "policies/<id:pk>/backtests/<id:backtest_pk>", policies.BacktestDetailApi.as_view(), name="api-policy-backtest"
+    ),
 ]

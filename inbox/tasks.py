@@ -6,5 +6,7 @@ beat schedule survive module moves.
 """
 
 from inbox.expiry import tasks as _expiry_tasks  # noqa: F401
+from inbox.ingest import tasks as _ingest_tasks  # noqa: F401
+from inbox.policies import tasks as _policy_tasks  # noqa: F401
 from inbox.resumes import tasks as _resume_tasks  # noqa: F401
 from inbox.teams import tasks as _team_tasks  # noqa: F401

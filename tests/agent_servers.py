@@ -4,6 +4,9 @@
   what it received and executed, ``reset()`` makes it forget its threads as a restart would.
 - ``ScriptedServer``: a tiny HTTP server in a thread that answers each POST from a script (an SSE body, an
   HTTP status, or hanging without answering), recording the bodies it received.
+- ``FaultyAgent``: a small stateful AG-UI agent in a thread that follows the interrupts spec except for the one
+  deliberate fault its ``mode`` names (``FAULTS``); with no mode it conforms. The conformance tests hold the
+  report to each fault.
 
 Import the fixtures into a test module: ``from tests.agent_servers import demo_server, demo  # noqa: F401``.
 """
@@ -38,8 +41,12 @@ class AgentProcess:
         state_file: Path | None = None,
         python: str | None = None,
         env: dict[str, str] | None = None,
+        command: list[str] | None = None,
     ):
         self.port = port or free_port()
+        # A server that is not a Python module (a Node agent, tests/frameworks/servers/node): its argv, to
+        # which ``--port N`` is added.
+        self.command = command
         # Another interpreter (a framework's own venv, tests/frameworks) and extra environment, if given.
         self.python = python or sys.executable
         self.env = env
@@ -54,7 +61,7 @@ class AgentProcess:
         return f"http://127.0.0.1:{self.port}/"
 
     def start(self, timeout: float = 30) -> AgentProcess:
-        command = [self.python, "-m", self.module, "--port", str(self.port)]
+        command = [*(self.command or [self.python, "-m", self.module]), "--port", str(self.port)]
         if self.token:
             command += ["--token", self.token]
         if self.state_file:
@@ -221,3 +228,248 @@ def wait_for(condition: Callable[[], object], *, timeout: float = 30, what: str 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+# --- a deliberately faulty AG-UI agent ------------------------------------------------------------------
+
+APPROVAL_SCHEMA = {"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"]}
+
+# One deliberate fault per mode; "" is the conformant agent the faults are measured against.
+FAULTS = {
+    "": "none: follows the spec",
+    "duplicate_ids": "two interrupts of one run share an id",
+    "missing_id": "an interrupt without id",
+    "empty_id": "an interrupt with id ''",
+    "error_outcome": "RUN_FINISHED with outcome {type: error}",
+    "empty_interrupts": "an interrupt outcome with interrupts: []",
+    "other_thread": "answers the resume on another threadId",
+    "invalid_event": "the resume's reply holds an event the SDK rejects",
+    "hang": "the resume's reply stops after RUN_STARTED and never finishes (silent)",
+    "trickle": "the resume's reply sends keep-alive comments for ever after RUN_STARTED",
+    "start_fresh": "ignores the resume and starts over: proposes the same call again, asks again",
+    "unknown_result": "answers the resume with a TOOL_CALL_RESULT for a toolCallId nobody named",
+    "cut_after_execute": "executes the approved call, then closes its reply before RUN_FINISHED",
+    "silent_after_execute": "executes the approved call, then answers nothing at all (no headers)",
+    "cancelled": "ends the resumed run with outcome {type: cancelled}",
+    "pending_calls": "ends the resumed run with success naming pendingToolCallIds",
+    "subagent": "raises the interrupt from a subagent (subagentRunId)",
+    "proof": "issues a proof in metadata.ag2.proof and refuses a resume that does not echo it",
+}
+
+
+@dataclass
+class FaultyAgent:
+    mode: str = ""
+    received: list[dict] = field(default_factory=list)
+    executed: list[dict] = field(default_factory=list)
+    threads: dict[str, dict] = field(default_factory=dict)
+    release: threading.Event = field(default_factory=threading.Event)
+    server: ThreadingHTTPServer | None = None
+    counter: int = 0
+
+    @property
+    def url(self) -> str:
+        assert self.server is not None
+        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def _id(self, prefix: str) -> str:
+        self.counter += 1
+        return f"{prefix}-{self.counter}"
+
+    # --- the agent ---------------------------------------------------------------------------------
+
+    def answer(self, body: dict) -> tuple[list[dict], str]:
+        """The reply's events, and what to do after them: "" (finish), "close" (end the stream there), "hang",
+        "trickle", or "silent" (send nothing, not even headers)."""
+        self.received.append(body)
+        thread_id, run_id = body.get("threadId", ""), body.get("runId", "")
+        if body.get("resume"):
+            return self._resume(body, thread_id, run_id)
+        return self._start(body, thread_id, run_id), ""
+
+    def _start(self, body: dict, thread_id: str, run_id: str) -> list[dict]:
+        thread = self.threads.setdefault(thread_id, {"open": {}, "done": set(), "messages": []})
+        if thread["open"]:
+            return self._error(thread_id, run_id, "open interrupts: new input must resume them")
+        user = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), None)
+        thread["messages"] = list(body.get("messages") or [])[-1:] if user else []
+        return self._propose(thread, thread_id, run_id, {"to": "bob@example.com", "subject": "Lunch"})
+
+    def _propose(self, thread: dict, thread_id: str, run_id: str, args: dict) -> list[dict]:
+        call_id, message_id = self._id("tc"), self._id("msg")
+        interrupt: dict = {
+            "id": self._id("int"),
+            "reason": "tool_call",
+            "toolCallId": call_id,
+            "message": "Send the lunch email to bob@example.com?",
+            "responseSchema": APPROVAL_SCHEMA,
+        }
+        if self.mode == "subagent":
+            interrupt["subagentRunId"] = "sub-run-7"
+        if self.mode == "proof":
+            interrupt["metadata"] = {"ag2": {"proof": f"proof-{interrupt['id']}"}}
+        interrupts = [interrupt]
+        if self.mode == "duplicate_ids":
+            interrupts = [interrupt, {**interrupt, "message": "And again?"}]
+        elif self.mode == "missing_id":
+            interrupts = [{key: value for key, value in interrupt.items() if key != "id"}]
+        elif self.mode == "empty_id":
+            interrupts = [{**interrupt, "id": ""}]
+        elif self.mode == "empty_interrupts":
+            interrupts = []
+        thread["open"] = {interrupt["id"]: {"interrupt": interrupt, "args": args}}
+        assistant = {
+            "id": message_id,
+            "role": "assistant",
+            "content": "I'd like to send this.",
+            "toolCalls": [
+                {"id": call_id, "type": "function", "function": {"name": "sendEmail", "arguments": json.dumps(args)}}
+            ],
+        }
+        thread["messages"].append(assistant)
+        outcome: dict = {"type": "interrupt", "interrupts": interrupts}
+        if self.mode == "error_outcome":
+            outcome = {"type": "error", "message": "the model is down"}
+        return [
+            {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
+            {
+                "type": "TOOL_CALL_START",
+                "toolCallId": call_id,
+                "toolCallName": "sendEmail",
+                "parentMessageId": message_id,
+            },
+            {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": json.dumps(args)},
+            {"type": "TOOL_CALL_END", "toolCallId": call_id},
+            {"type": "STATE_SNAPSHOT", "snapshot": {"open": list(thread["open"])}},
+            {"type": "MESSAGES_SNAPSHOT", "messages": list(thread["messages"])},
+            {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id, "outcome": outcome},
+        ]
+
+    def _resume(self, body: dict, thread_id: str, run_id: str) -> tuple[list[dict], str]:
+        thread = self.threads.get(thread_id) or {"open": {}, "done": set(), "messages": []}
+        entries = body["resume"]
+        ids = [entry.get("interruptId") for entry in entries]
+        if self.mode == "start_fresh":
+            # Ignores resume[]: as if the input were new, it proposes the same call again.
+            thread["open"] = {}
+            return self._propose(thread, thread_id, run_id, {"to": "bob@example.com", "subject": "Lunch"}), ""
+        if not thread["open"] or sorted(ids) != sorted(thread["open"]):
+            # Rule 5 and the spec's error handling: an id it cannot correlate (a replay included) is a RUN_ERROR.
+            return self._error(thread_id, run_id, f"cannot correlate interruptId(s) {', '.join(map(str, ids))}"), ""
+        if self.mode == "proof":
+            for entry in entries:
+                issued = thread["open"][entry["interruptId"]]["interrupt"]["metadata"]["ag2"]["proof"]
+                if ((entry.get("metadata") or {}).get("ag2") or {}).get("proof") != issued:
+                    return self._error(thread_id, run_id, "INTERRUPT_NOT_PROVEN: the resume carries no proof"), ""
+        opened, thread["open"] = thread["open"], {}
+        events: list[dict] = [{"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}]
+        for entry in entries:
+            interrupt = opened[entry["interruptId"]]["interrupt"]
+            call_id = interrupt["toolCallId"]
+            approved = entry.get("status") == "resolved" and (entry.get("payload") or {}).get("approved") is True
+            if approved:
+                self.executed.append({"toolCallId": call_id, "args": opened[entry["interruptId"]]["args"]})
+            if self.mode == "unknown_result":
+                call_id = "tc-nobody-named"
+            if entry.get("status") == "resolved":
+                content = json.dumps({"sent": approved})
+                result_id = self._id("result")
+                events.append(
+                    {"type": "TOOL_CALL_RESULT", "messageId": result_id, "toolCallId": call_id, "content": content}
+                )
+                thread["messages"].append({"id": result_id, "role": "tool", "toolCallId": call_id, "content": content})
+        if self.mode == "cut_after_execute":
+            return events, "close"
+        if self.mode == "silent_after_execute":
+            return [], "silent"
+        if self.mode == "hang":
+            return events[:1], "hang"
+        if self.mode == "trickle":
+            return events[:1], "trickle"
+        if self.mode == "invalid_event":
+            events.append({"type": "TOOL_CALL_RESULT", "toolCallId": "tc-1"})  # no messageId, no content
+        finished: dict = {
+            "type": "RUN_FINISHED",
+            "threadId": thread_id,
+            "runId": run_id,
+            "outcome": {"type": "success"},
+        }
+        if self.mode == "cancelled":
+            finished["outcome"] = {"type": "cancelled"}
+        if self.mode == "pending_calls":
+            events += [
+                {"type": "TOOL_CALL_START", "toolCallId": "tc-front-1", "toolCallName": "showChart"},
+                {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-front-1", "delta": "{}"},
+                {"type": "TOOL_CALL_END", "toolCallId": "tc-front-1"},
+            ]
+            finished["outcome"] = {"type": "success", "pendingToolCallIds": ["tc-front-1"]}
+        if self.mode == "other_thread":
+            events[0]["threadId"] = finished["threadId"] = "some-other-thread"
+        # The history again, as a replay-style agent sends it: the original assistant message and its toolCalls.
+        events += [{"type": "MESSAGES_SNAPSHOT", "messages": list(thread["messages"])}, finished]
+        return events, ""
+
+    @staticmethod
+    def _error(thread_id: str, run_id: str, message: str) -> list[dict]:
+        return [
+            {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
+            {"type": "RUN_ERROR", "message": message, "code": "uncorrelated_resume"},
+        ]
+
+    # --- HTTP ---------------------------------------------------------------------------------------
+
+    def start(self) -> FaultyAgent:
+        agent = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                events, then = agent.answer(json.loads(self.rfile.read(length) or b"null"))
+                if then == "silent":
+                    agent.release.wait(60)
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                try:
+                    for event in events:
+                        self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                    if then == "hang":
+                        agent.release.wait(60)
+                    while then == "trickle" and not agent.release.wait(0.2):
+                        self.wfile.write(b": still thinking\n\n")
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the inbox cut the reply, as it should
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+@pytest.fixture
+def faulty() -> Iterator[Callable[[str], FaultyAgent]]:
+    """``faulty(mode)``: a running ``FaultyAgent`` with that fault (``FAULTS``), stopped after the test."""
+    agents: list[FaultyAgent] = []
+
+    def make(mode: str = "") -> FaultyAgent:
+        assert mode in FAULTS, mode
+        agent = FaultyAgent(mode).start()
+        agents.append(agent)
+        return agent
+
+    yield make
+    for agent in agents:
+        agent.stop()

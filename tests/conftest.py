@@ -45,6 +45,15 @@ def pytest_configure(config) -> None:
 
     # Django's production hasher takes ~0.3 s per password on purpose; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    # The test agents listen on loopback, also when the suite runs with DATABASE_URL (PostgreSQL), whose
+    # default allows no internal address; the workers and servers the tests start inherit the variable.
+    # tests/security/test_agent_endpoints.py checks the refusals with the production default.
+    os.environ["INBOX_AGENT_ALLOWED_NETWORKS"] = "127.0.0.0/8,::1/128"
+    settings.INBOX_AGENT_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+    # A decision made on a page is held for undo (INBOX_UNDO_SECONDS) before its resume leaves: tests that are not
+    # about undo send at once; tests/inbox/test_undo.py and tests/e2e/test_undo_browser.py turn it on.
+    os.environ["INBOX_UNDO_SECONDS"] = "0"
+    settings.INBOX_UNDO_SECONDS = 0.0
 
 
 def load_events(name: str) -> list[dict]:
@@ -68,6 +77,16 @@ def _fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
+
+
+@pytest.fixture(autouse=True)
+def _database_up() -> Iterator[None]:
+    """Each test starts with the database taken as up: a process that noted an outage (config.unavailable)
+    answers 503 until a request succeeds, and a test after an outage test may make none."""
+    from config import unavailable
+
+    unavailable.note_database(up=True)
+    yield
 
 
 @pytest.fixture(autouse=True)
@@ -206,7 +225,13 @@ def live_asgi(transactional_db) -> Iterator[str]:
 
     port = free_port()
     config = uvicorn.Config(
-        application, host="127.0.0.1", port=port, log_level="warning", lifespan="off", ws="websockets-sansio"
+        application,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        ws="websockets-sansio",
+        proxy_headers=False,  # as the project starts uvicorn (Procfile, config/launcher.py)
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -360,6 +385,11 @@ MARKER_FIXTURES = {
 
 
 def pytest_collection_modifyitems(config, items) -> None:
+    if not os.environ.get("DATABASE_URL"):  # the SQLite run: PostgreSQL-only tests belong to the other run
+        kept = [item for item in items if item.get_closest_marker("postgresql") is None]
+        if len(kept) != len(items):
+            config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+            items[:] = kept
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         for marker, needs in MARKER_FIXTURES.items():

@@ -1,5 +1,6 @@
 """`make run` (config.launcher) leaves no process behind: killed with SIGKILL, or stopped by SIGHUP (the
 terminal closed), its web server, worker, beat, demo agent and embedded Redis go with it and the port is free.
+So does SIGKILL of `make` itself, the process a user or a supervisor holds. A child that dies is started again.
 
 The launcher runs as `make run` does, on the embedded default in a var dir of its own and free ports, so it
 shares nothing with the rest of the suite."""
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -81,6 +83,29 @@ def _port_is_free(port: int) -> bool:
     return True
 
 
+def _launcher_env(var_dir: Path, port: int, demo_port: int) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_QUEUE", "CHANNELS_PREFIX", "SECRET_KEY", "PORT"}
+        and not key.startswith("MAKE")  # not a sub-make of the make that runs the tests
+    }
+    env.update(INBOX_VAR_DIR=str(var_dir), PORT=str(port), DEMO_AGENT_PORT=str(demo_port))
+    return env
+
+
+def _healthy(port: int, process: subprocess.Popen, log_path: Path) -> Callable[[], bool]:
+    def healthy() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the launcher exited:\n{log_path.read_text()[-3000:]}")
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2, trust_env=False).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    return healthy
+
+
 def _wait_for(condition, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -91,22 +116,18 @@ def _wait_for(condition, timeout: float) -> bool:
 
 
 @pytest.mark.parametrize(
-    ("signum", "times"),
-    [(signal.SIGKILL, 1), (signal.SIGHUP, 1), (signal.SIGTERM, 2000)],
-    ids=["SIGKILL", "SIGHUP", "a burst of SIGTERM"],
+    ("signum", "times", "web_processes"),
+    [(signal.SIGKILL, 1, "2"), (signal.SIGHUP, 1, ""), (signal.SIGTERM, 2000, "")],
+    ids=["SIGKILL, two web processes", "SIGHUP", "a burst of SIGTERM"],
 )
-def test_the_launcher_leaves_no_process_behind(tmp_path, signum, times):
+def test_the_launcher_leaves_no_process_behind(tmp_path, signum, times, web_processes):
     """Killed, or stopped by a signal. A burst: `timeout … make run` signals make and then the whole process
     group, and Ctrl-C reaches make and the launcher, so the launcher can get a second signal while it handles
     the first (its handler once deadlocked there, in threading.Event.set, and nothing was stopped)."""
     var_dir = tmp_path / "var"
     port, demo_port = free_port(), free_port()
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "REDIS_URL", "CELERY_QUEUE", "CHANNELS_PREFIX", "SECRET_KEY", "PORT"}
-    }
-    env.update(INBOX_VAR_DIR=str(var_dir), PORT=str(port), DEMO_AGENT_PORT=str(demo_port))
+    env = _launcher_env(var_dir, port, demo_port)
+    env["WEB_PROCESSES"] = web_processes
     log_path = tmp_path / "launcher.log"
     with open(log_path, "w") as log:
         launcher = subprocess.Popen(
@@ -114,20 +135,15 @@ def test_the_launcher_leaves_no_process_behind(tmp_path, signum, times):
         )
     children: dict[int, str] = {}
     try:
-
-        def healthy() -> bool:
-            if launcher.poll() is not None:
-                raise AssertionError(f"the launcher exited:\n{log_path.read_text()[-3000:]}")
-            try:
-                return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2, trust_env=False).status_code == 200
-            except httpx.TransportError:
-                return False
-
+        healthy = _healthy(port, launcher, log_path)
         assert _wait_for(healthy, 240), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
         children = _descendants(launcher.pid)
         commands = " | ".join(_still_running(children).values())
         for part in ("uvicorn", "worker", "beat", "agents.demo", "redis"):
             assert part in commands, f"no {part} among the launcher's children: {commands}"
+        if web_processes:  # uvicorn's supervisor and its worker processes (multiprocessing spawns them)
+            assert f"--workers {web_processes}" in commands
+            assert sum("multiprocessing" in command for command in commands.split(" | ")) >= int(web_processes)
         # The launcher wrote the key every child signs with, before starting them.
         assert (var_dir / "secret_key").stat().st_mode & 0o777 == 0o600
 
@@ -149,3 +165,90 @@ def test_the_launcher_leaves_no_process_behind(tmp_path, signum, times):
         # Should the test fail, leave nothing running for the rest of the suite either.
         for pid in _still_running(children):
             os.kill(pid, signal.SIGKILL)
+
+
+def test_killing_make_stops_everything_and_a_child_that_dies_is_started_again(tmp_path):
+    """`make run` execs the launcher, which watches its parent: SIGKILL of `make` (nothing can be handled) still
+    stops every process and frees the port. Before that, the worker is SIGKILLed: the launcher logs it and starts
+    it again, and /healthz is back to 200."""
+    var_dir = tmp_path / "var"
+    port, demo_port = free_port(), free_port()
+    log_path = tmp_path / "make.log"
+    with open(log_path, "w") as log:
+        make = subprocess.Popen(
+            ["make", "--no-print-directory", "run", "-o", ".venv/.installed", f"PORT={port}"],
+            cwd=ROOT,
+            env=_launcher_env(var_dir, port, demo_port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    children: dict[int, str] = {}
+    try:
+        healthy = _healthy(port, make, log_path)
+        assert _wait_for(healthy, 240), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
+        children = _descendants(make.pid)
+        workers = [
+            pid for pid, command in _still_running(children).items() if " worker " in command and "celery" in command
+        ]
+        worker = min(workers)  # the worker's main process started first, its pool processes after it
+        os.killpg(worker, signal.SIGKILL)
+        assert _wait_for(lambda: "starting worker again" in log_path.read_text(), 30), log_path.read_text()[-3000:]
+        assert "worker exited with code -9" in log_path.read_text()
+        assert _wait_for(lambda: worker not in _descendants(make.pid) and healthy(), 120), (
+            f"the worker did not come back:\n{log_path.read_text()[-3000:]}"
+        )
+        children = _descendants(make.pid)
+
+        make.kill()
+        make.wait(timeout=10)
+
+        assert _wait_for(lambda: not _still_running(children), 60), (
+            f"left behind after SIGKILL of make: {_still_running(children)}\n{log_path.read_text()[-2000:]}"
+        )
+        assert _port_is_free(port) and _port_is_free(demo_port)
+        assert not embedded_redis._answers(embedded_redis.socket_path(var_dir))
+    finally:
+        if make.poll() is None:
+            make.kill()
+            make.wait()
+        for pid in _still_running(children):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _run_until_ready(tmp_path: Path, var_dir: Path, name: str) -> str:
+    """Start the launcher, wait for its ready banner, stop it; its output."""
+    port, demo_port = free_port(), free_port()
+    log_path = tmp_path / f"{name}.log"
+    with open(log_path, "w") as log:
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "config.launcher"],
+            cwd=ROOT,
+            env=_launcher_env(var_dir, port, demo_port),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        ready = lambda: "Approval Inbox is ready" in log_path.read_text()  # noqa: E731
+        assert _wait_for(lambda: _healthy(port, launcher, log_path)() and ready(), 240), log_path.read_text()[-3000:]
+        time.sleep(3)  # a few beats and sweeps: they must not fill the screen
+    finally:
+        launcher.send_signal(signal.SIGTERM)
+        launcher.wait(timeout=60)
+    return log_path.read_text()
+
+
+def test_the_ready_banner_says_where_to_log_in_and_the_log_stays_quiet(tmp_path):
+    """The admin password scrolled away under ~6,000 log lines: the ready banner shows it again (kept 0600 in the
+    var dir until it is changed), on the first run and the next, and the default log level is quiet."""
+    var_dir = tmp_path / "var"
+    first = _run_until_ready(tmp_path, var_dir, "first")
+    created = first.split("password: ", 1)[1].split()[0]
+    banner = first[first.index("Approval Inbox is ready") :]
+    assert f"log in as admin, password {created}" in banner
+    assert "manage.py changepassword admin" in banner
+    stored = var_dir / "admin-password"
+    assert stored.read_text() == created and stored.stat().st_mode & 0o777 == 0o600
+    assert "INFO/" not in first  # Celery's per-task and per-beat lines
+    again = _run_until_ready(tmp_path, var_dir, "again")
+    assert "Admin user created" not in again
+    assert f"log in as admin, password {created}" in again[again.index("Approval Inbox is ready") :]

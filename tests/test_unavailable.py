@@ -5,11 +5,13 @@ database that cannot be opened (PostgreSQL: a port nobody listens on), so the dr
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 from django.db import connection
 
+from config import unavailable
 from tests.conftest import free_port
 
 
@@ -76,3 +78,53 @@ def test_the_openapi_schema_documents_the_503(client, db):
     assert "Retry-After" in decision["headers"]
     body = decision["content"]["application/json"]["schema"]
     assert body["properties"]["component"]["enum"] == ["database", "redis"]
+
+
+@pytest.fixture
+def database_down_behind_the_pool(transactional_db) -> Iterator[Callable[[], None]]:
+    """The outage a long-running web process sees: its pool (DB_POOL) cannot reach the server, and a request
+    waiting for a pooled connection would wait DB_POOL_TIMEOUT (10 s). Yields a function that brings the
+    server back (the settings point at it again; the pool made during the outage still points elsewhere)."""
+    if connection.vendor != "postgresql" or not connection.settings_dict["OPTIONS"].get("pool"):
+        pytest.skip("the pool is PostgreSQL's (DB_POOL)")
+    saved = copy.deepcopy(connection.settings_dict)
+    _close(connection)
+    connection.settings_dict["PORT"] = free_port()
+
+    def back() -> None:
+        connection.settings_dict["PORT"] = saved["PORT"]
+
+    try:
+        yield back
+    finally:
+        _close(connection)
+        connection.settings_dict.clear()
+        connection.settings_dict.update(saved)
+        unavailable.note_database(up=True)
+
+
+def _timed(call) -> tuple[object, float]:
+    started = time.monotonic()
+    return call(), time.monotonic() - started
+
+
+@pytest.mark.postgresql
+def test_healthz_and_pages_answer_within_a_second_behind_the_pool(signed_in, database_down_behind_the_pool):
+    health, took = _timed(lambda: signed_in.get("/healthz"))
+    assert health.status_code == 503 and health.json()["checks"]["database"] == "down"
+    assert took < 1.0, f"/healthz took {took:.1f} s"
+    assert health["Retry-After"] == "5"
+    for path in ("/inbox/", "/api/v1/items"):
+        page, took = _timed(lambda path=path: signed_in.get(path))
+        assert page.status_code == 503 and page["Retry-After"] == "5", path
+        assert took < 1.0, f"{path} took {took:.1f} s"
+
+
+@pytest.mark.postgresql
+def test_once_the_database_is_back_pages_are_served_at_once(signed_in, database_down_behind_the_pool):
+    assert signed_in.get("/healthz").json()["checks"]["database"] == "down"
+    assert signed_in.get("/inbox/").status_code == 503
+    database_down_behind_the_pool()
+    page, took = _timed(lambda: signed_in.get("/inbox/"))
+    assert page.status_code == 200 and took < 2.0, (page.status_code, took)
+    assert signed_in.get("/healthz").json()["checks"]["database"] == "ok"

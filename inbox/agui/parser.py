@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from inbox.core import jsonschema_safe, safe_json
 from inbox.core.errors import ApplicationError
 from inbox.core.jsonschema_safe import SchemaProblem
-from inbox.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH
+from inbox.limits import MAX_ID_LENGTH, MAX_JSON_DEPTH, MAX_SCHEMA_DEPTH, MAX_SCHEMA_SIZES
 
 _event_adapter: TypeAdapter = TypeAdapter(Event)
 
@@ -85,6 +85,7 @@ class InterruptRecord:
     expires_at: datetime | None
     metadata: dict | None
     raw: dict
+    subagent_run_id: str = ""
 
 
 @dataclass
@@ -106,6 +107,8 @@ class RunRecord:
     requested_by: str = ""
     # RUN_STARTED.input as the agent echoed it (the RunAgentInput this run answered), when it did.
     started_input: dict | None = None
+    # A success outcome's pendingToolCallIds (ag-ui-protocol 1.0).
+    pending_tool_call_ids: list[str] = field(default_factory=list)
 
 
 def parse_body(body: bytes, content_type: str) -> tuple[list[Any], str]:
@@ -247,32 +250,49 @@ def response_schema_problem(schema: Any) -> SchemaProblem | None:
         return SchemaProblem("", "response_schema_valid", "responseSchema must be a JSON object")
     # Agents send the same few schemas again and again; checking one against its meta-schema costs more
     # than the rest of the ingest's parsing, so each distinct schema is checked once per process.
-    return _check_schema_text(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    try:
+        return _check_schema_text(json.dumps(schema, sort_keys=True, separators=(",", ":")))
+    except jsonschema_safe.ValidationTooCostly as exc:  # not cached: the budget may be shared with other schemas
+        return SchemaProblem(
+            "",
+            "validation_budget",
+            f"checking the run's response schemas against their meta-schema takes more than {exc} "
+            "(INBOX_VALIDATION_MAX_STEPS, INBOX_VALIDATION_MAX_SECONDS)",
+        )
 
 
 @functools.lru_cache(maxsize=2048)
 def _check_schema_text(text: str) -> SchemaProblem | None:
     schema = json.loads(text)
-    problem = jsonschema_safe.schema_problem(
-        schema, max_depth=MAX_SCHEMA_DEPTH
-    )  # depth first: the meta-schema check recurses
+    # Depth and width first: the meta-schema check recurses, and its work grows with the schema's width.
+    problem = jsonschema_safe.schema_problem(schema, max_depth=MAX_SCHEMA_DEPTH, max_sizes=MAX_SCHEMA_SIZES)
     if problem is not None:
         return problem
     try:
-        validator = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     except jsonschema.exceptions.SchemaError as exc:  # an unknown $schema dialect
         return SchemaProblem("$schema", "response_schema_valid", str(exc.message))
     try:
-        validator.check_schema(schema)
+        jsonschema_safe.check_schema(schema)
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path)
         return SchemaProblem("", "response_schema_valid", f"{exc.message}" + (f" (at /{where})" if where else ""))
     return None
 
 
+OUTCOME_TYPES = ("success", "interrupt", "cancelled")
+
+
 def _check_interrupts(raw_finished: dict, path: str) -> None:
     """The spec's rules on an interrupt outcome, on the raw dict so each error names its rule."""
     outcome = raw_finished.get("outcome")
+    if isinstance(outcome, dict) and outcome.get("type") not in OUTCOME_TYPES:
+        kind = outcome.get("type")
+        raise _invalid(
+            _join(path, None, ["outcome", "type"]),
+            "outcome_type",
+            f"{kind!r} is not a run outcome (success, interrupt or cancelled): RUN_ERROR is the sole error event.",
+        )
     if not isinstance(outcome, dict) or outcome.get("type") != "interrupt":
         return
     opath = _join(path, None, ["outcome", "interrupts"])
@@ -292,6 +312,8 @@ def _check_interrupts(raw_finished: dict, path: str) -> None:
         if not isinstance(interrupt, dict):
             raise _invalid(ipath, "interrupt_object", "Each interrupt must be a JSON object.")
         interrupt_id = interrupt.get("id")
+        if interrupt_id is None:
+            raise _invalid(f"{ipath}.id", "interrupt_id_required", "Each interrupt must have an id.")
         if isinstance(interrupt_id, str):
             if interrupt_id in seen:
                 raise _invalid(
@@ -301,7 +323,7 @@ def _check_interrupts(raw_finished: dict, path: str) -> None:
                 )
             seen[interrupt_id] = i
             if not interrupt_id.strip():
-                raise _invalid(f"{ipath}.id", "interrupt_id_required", "An interrupt's id must not be empty.")
+                raise _invalid(f"{ipath}.id", "interrupt_id_not_empty", "An interrupt's id must not be empty.")
         for key in ("id", "reason", "toolCallId"):
             _check_length(interrupt, key, ipath)
         if interrupt.get("reason") == "tool_call" and not interrupt.get("toolCallId"):
@@ -355,7 +377,8 @@ def read_run(raw_events: list[Any], prefix: str = "events", *, allow_error: bool
             path = _join(prefix, index if prefix else None)
             raise _invalid(f"{path}.type", "single_run", f"{raw['type']} may only be the last event of the run.")
     if final_type == "RUN_FINISHED":
-        _check_interrupts(final, final_path)
+        with jsonschema_safe.budget():  # the run's schemas are checked within one budget, however many
+            _check_interrupts(final, final_path)
 
     events = []
     for index, raw in enumerate(raw_events):
@@ -438,6 +461,7 @@ def _read_events(events: list, record: RunRecord) -> dict[str, dict]:
                 record.outcome, record.outcome_omitted = "success", True
             else:
                 record.outcome = event.outcome.type
+                record.pending_tool_call_ids = list(getattr(event.outcome, "pending_tool_call_ids", None) or [])
         elif kind == EventType.RUN_ERROR:
             record.outcome, record.error_message = "error", event.message
         if kind not in _NOT_RECORDED and len(record.events) < _MAX_RECORDED_EVENTS:
@@ -500,6 +524,7 @@ def _interrupts(final: Any, final_raw: dict) -> list[InterruptRecord]:
                 expires_at=parse_expires_at(interrupt.expires_at) if interrupt.expires_at else None,
                 metadata=interrupt.metadata,
                 raw=final_raw["outcome"]["interrupts"][position],
+                subagent_run_id=str(interrupt.subagent_run_id or ""),
             )
         )
     return records
@@ -521,11 +546,26 @@ def named_call(metadata: Any) -> dict | None:
     return None
 
 
+def suspended_call(metadata: Any, tool_call_id: str) -> dict | None:
+    """The call a ``@ag-ui/mastra`` interrupt suspended ({"id", "name", "args"}), or None. Mastra streams no
+    TOOL_CALL_* before its interrupt: the proposal is only in ``metadata.mastra`` (``{"type": "mastra_suspend",
+    "toolName", "args", "suspendPayload", "resumeSchema", "runId"}``), bound by the interrupt's ``toolCallId``."""
+    mastra = metadata.get("mastra") if isinstance(metadata, dict) else None
+    if not tool_call_id or not isinstance(mastra, dict) or mastra.get("type") != "mastra_suspend":
+        return None
+    name = mastra.get("toolName")
+    if not isinstance(name, str) or not name:
+        return None
+    return {"id": tool_call_id, "name": name, "args": mastra.get("args")}
+
+
 def proposal_for(interrupt: InterruptRecord, tool_calls: list[dict]) -> dict | None:
     """The proposal an interrupt asks about: the call its metadata names (as streamed if it was, else as the
     metadata gives it), or else the call its own ``toolCallId`` points at."""
     by_id = {call.get("id"): call for call in tool_calls}
     named = named_call(interrupt.metadata)
+    if named is None and interrupt.tool_call_id not in by_id:
+        named = suspended_call(interrupt.metadata, interrupt.tool_call_id)
     if named is not None:
         if named["id"] in by_id:
             return by_id[named["id"]]

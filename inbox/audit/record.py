@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from django.db import models
+from django.db import connection, models
 from django.utils import timezone
 
 from agents.models import Agent
@@ -69,3 +71,46 @@ def audit_record(*events: AuditEvent) -> None:
 
 def audit(*, actor: Actor, verb: str, obj: models.Model, data: dict | None = None, agent=None, thread=None) -> None:
     audit_record(audit_event(actor=actor, verb=verb, obj=obj, data=data, agent=agent, thread=thread))
+
+
+def audit_insert_sql(*, source: str, verb: str, data: dict, actor: Actor, now: datetime) -> tuple[str, list[Any]]:
+    """``INSERT INTO auditevent ... SELECT ... FROM <source>``: one ``verb`` AuditEvent about each item of
+    ``source`` (a FROM clause whose rows have the items' ``id``, ``agent_id`` and ``thread_id``), all with the
+    same ``data``. For sweeps: building 100k ORM objects for ``bulk_create`` takes seconds; this takes a
+    fraction of one."""
+    audit = AuditEvent._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(
+        quote(audit.get_field(name).column)
+        for name in (
+            "actor_type",
+            "actor_user",
+            "actor_agent",
+            "actor_label",
+            "verb",
+            "object_type",
+            "object_id",
+            "agent",
+            "thread",
+            "data",
+            "created_at",
+        )
+    )
+    cast = "CAST(%s AS jsonb)" if connection.vendor == "postgresql" else "%s"
+    sql = (
+        f"INSERT INTO {quote(audit.db_table)} ({columns}) "
+        f"SELECT %s, CAST(%s AS bigint), CAST(%s AS bigint), %s, %s, %s, CAST({quote('id')} AS varchar(64)), "
+        f"{quote('agent_id')}, {quote('thread_id')}, {cast}, %s "
+        f"FROM {source}"
+    )
+    params = [
+        actor.type,
+        actor.user.pk if actor.user is not None else None,
+        actor.agent.pk if actor.agent is not None else None,
+        actor.label,
+        verb,
+        "inboxitem",
+        json.dumps(data),
+        audit.get_field("created_at").get_db_prep_value(now, connection),
+    ]
+    return sql, params

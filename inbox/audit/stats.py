@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import BooleanField, Case, Count, Value, When
+from django.db.models import BooleanField, Case, Count, Exists, OuterRef, Value, When
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from inbox.access import visible_agents, visible_items, visible_resumes
-from inbox.models import InboxItem, Resume, denial_q
+from inbox.models import Escalation, InboxItem, Resume, denial_q
 
 STATUS_COLORS = {
     "resolved": "#2f9e6e",
@@ -24,6 +24,8 @@ STATUS_COLORS = {
 
 
 STATUS_ORDER = ["resolved", "cancelled", "expired", "open"]
+# The chart's words: what a person calls each status (the list's tabs say "Decided" and "Expired").
+STATUS_WORDS = {"resolved": "Decided", "cancelled": "Cancelled", "expired": "Expired", "open": "Still open"}
 
 
 @dataclass
@@ -80,10 +82,22 @@ class Report:
     median_seconds: float | None
     approval_rate: float | None
     legend: list[tuple[str, str]] = field(default_factory=list)
+    # Time to decision of the decided items an escalation rule reached (inbox.teams.escalations), and of the rest.
+    escalated_decided: int = 0
+    median_escalated_seconds: float | None = None
+    median_unescalated_seconds: float | None = None
 
     @property
     def median_label(self) -> str:
         return humanize_seconds(self.median_seconds)
+
+    @property
+    def median_escalated_label(self) -> str:
+        return humanize_seconds(self.median_escalated_seconds)
+
+    @property
+    def median_unescalated_label(self) -> str:
+        return humanize_seconds(self.median_unescalated_seconds)
 
 
 def humanize_seconds(seconds: float | None) -> str:
@@ -128,7 +142,9 @@ def _columns(per_day: dict[date, dict[str, int]], days: list[date]) -> tuple[lis
                 continue
             height = plot_height * count / chart_max
             y -= height
-            bars.append(Bar(x, y, width, height, STATUS_COLORS[status], f"{day:%b %d}: {count} {status}"))
+            bars.append(
+                Bar(x, y, width, height, STATUS_COLORS[status], f"{day:%b %d}: {count} {STATUS_WORDS[status].lower()}")
+            )
         columns.append(DayColumn(day, x + width / 2, sum(counts.values()), bars, index % every == 0))
     return columns, chart_max
 
@@ -162,9 +178,13 @@ def build_report(*, user, days: int = 30) -> Report:
     rows: dict[int, AgentRow] = {}
     durations: dict[int, list[float]] = {}
     all_durations: list[float] = []
+    by_escalation: dict[bool, list[float]] = {True: [], False: []}
     denied = Case(When(denial_q(), then=Value(True)), default=Value(False), output_field=BooleanField())
-    values = items.annotate(denied=denied).values_list("agent_id", "status", "denied", "created_at", "decided_at")
-    for agent_id, status, is_denied, created, decided in values.iterator(chunk_size=5000):
+    escalated = Exists(Escalation.objects.filter(item=OuterRef("pk")))
+    values = items.annotate(denied=denied, escalated=escalated).values_list(
+        "agent_id", "status", "denied", "created_at", "decided_at", "escalated"
+    )
+    for agent_id, status, is_denied, created, decided, was_escalated in values.iterator(chunk_size=5000):
         agent = agents.get(agent_id)
         if agent is None:
             continue
@@ -180,6 +200,7 @@ def build_report(*, user, days: int = 30) -> Report:
                 seconds = max((decided - created).total_seconds(), 0.0)
                 durations.setdefault(agent_id, []).append(seconds)
                 all_durations.append(seconds)
+                by_escalation[bool(was_escalated)].append(seconds)
     longest = 0.0
     for agent_id, row in rows.items():
         row.approval_rate = row.approved / row.decided if row.decided else None
@@ -217,5 +238,8 @@ def build_report(*, user, days: int = 30) -> Report:
         resume_failures=failures,
         median_seconds=statistics.median(all_durations) if all_durations else None,
         approval_rate=approved_total / decided_total if decided_total else None,
-        legend=[(status, STATUS_COLORS[status]) for status in STATUS_ORDER],
+        legend=[(STATUS_WORDS[status], STATUS_COLORS[status]) for status in STATUS_ORDER],
+        escalated_decided=len(by_escalation[True]),
+        median_escalated_seconds=statistics.median(by_escalation[True]) if by_escalation[True] else None,
+        median_unescalated_seconds=statistics.median(by_escalation[False]) if by_escalation[False] else None,
     )

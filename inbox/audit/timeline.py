@@ -7,6 +7,7 @@ from datetime import datetime
 
 from inbox.core.json_view import show
 from inbox.models import AuditEvent, Decision, InboxItem, Resume, Thread
+from inbox.resumes.delivery import DELIVERED, EXPIRED, FAILED, delivery_of_resume
 
 
 @dataclass
@@ -82,7 +83,7 @@ def thread_timeline(thread: Thread) -> list[Entry]:
                 Entry(
                     item.decided_at,
                     "expired",
-                    f"Interrupt {item.interrupt_id} expired",
+                    f"Interrupt {item.interrupt_id} {'superseded' if item.is_superseded else 'expired'}",
                     detail=item.status_note,
                     tone="bad",
                 )
@@ -101,7 +102,8 @@ def thread_timeline(thread: Thread) -> list[Entry]:
                 decision.created_at,
                 "decision",
                 f"{decision.user.get_username()} {verb} {decision.item.interrupt_id}"
-                + (" with edits" if edited else ""),
+                + (" with edits" if edited else "")
+                + (" (undone before it was sent)" if decision.withdrawn_at else ""),
                 detail=decision.comment,
                 who=decision.user.get_username(),
                 tone=tone,
@@ -113,16 +115,16 @@ def thread_timeline(thread: Thread) -> list[Entry]:
         )
     resumes = list(Resume.objects.filter(thread=thread).select_related("run"))
     for resume in resumes:
-        tone = {"delivered": "ok", "failed": "bad", "expired": "bad"}.get(resume.state, "warn")
+        shown = delivery_of_resume(resume)
+        tone = {DELIVERED: "ok", FAILED: "bad", EXPIRED: "bad"}.get(shown.state, "warn")
         entries.append(
             Entry(
                 resume.created_at,
                 "resume",
                 f"Resume {resume.next_run_id} of run {resume.run.run_id}",
-                detail=resume.last_error,
-                who=resume.get_state_display(),
+                detail=shown.sentence,
                 tone=tone,
-                extra={"attempts": resume.attempts},
+                extra={"attempts": resume.attempts, "delivery": shown},
             )
         )
     # By the resumes' ids (the object index): the log keeps no index on its thread column, which every event

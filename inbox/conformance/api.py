@@ -19,6 +19,13 @@ class ExampleRunSerializer(serializers.Serializer):
     url = serializers.CharField()
 
 
+class EvidenceSerializer(serializers.Serializer):
+    runId = serializers.CharField(help_text="The runId the agent gave ('' when it gave none).")  # noqa: N815
+    eventIndex = serializers.IntegerField(  # noqa: N815
+        allow_null=True, help_text="The index of the event at fault in that run's stream."
+    )
+
+
 class VariantSerializer(serializers.Serializer):
     variant = serializers.CharField()
     verdict = serializers.ChoiceField(choices=["conforms", "deviates", "note"])
@@ -27,6 +34,7 @@ class VariantSerializer(serializers.Serializer):
     lastSeenAt = serializers.DateTimeField()  # noqa: N815
     firstSeenAt = serializers.DateTimeField()  # noqa: N815
     exampleRun = ExampleRunSerializer(allow_null=True)  # noqa: N815
+    evidence = EvidenceSerializer(help_text="Where: the run and event, also for a run the inbox refused or cut.")
 
 
 class BehaviourSerializer(serializers.Serializer):
@@ -48,9 +56,11 @@ class AgentConformanceApi(APIView):
         summary="An agent's live AG-UI conformance report",
         description=(
             "Every protocol behaviour the inbox follows (run outcome, snapshots at the interrupt boundary, "
-            "tool_call binding, reasons, responseSchema, expiresAt, interrupt id uniqueness, tool result filing, "
-            "RUN_ERROR shape, replays, re-emitted TOOL_CALL_*), with the spec rule, what the agent did, when it "
-            "was last seen and an example run. 404 for an agent outside the caller's teams."
+            "tool_call binding, reasons, responseSchema, expiresAt, interrupt ids, tool result filing, "
+            "RUN_ERROR shape, replays, re-emitted TOOL_CALL_*, open interrupts, same thread, resume linkage, "
+            "readable event streams), with the spec rule, what the agent did, when it was last seen, an example "
+            "run and the evidence (runId, event index). What the inbox refused or cut is reported too. 404 for an "
+            "agent outside the caller's teams."
         ),
         responses=ConformanceReportSerializer,
     )

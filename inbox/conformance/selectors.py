@@ -13,8 +13,9 @@ def agent_report(agent: Agent) -> list[dict[str, Any]]:
     """One entry per behaviour: ``key``, ``title``, ``rule``, ``expects``, ``status`` (``conforms`` when
     every variant seen conforms, ``deviates`` when one deviates, ``note`` otherwise, ``unseen`` when never
     observed), and ``seen``: the variants observed, newest first, each with ``variant``, ``verdict``,
-    ``did`` (what the agent did), ``detail``, ``lastSeenAt``, ``firstSeenAt`` and ``exampleRun`` (pk, runId,
-    url) or None."""
+    ``did`` (what the agent did), ``detail``, ``lastSeenAt``, ``firstSeenAt``, ``exampleRun`` (pk, runId,
+    url) or None (a refused or cut run was not stored), and ``evidence``: the runId the agent gave and the index
+    of the event at fault in its stream (None when no one event is)."""
     rows = (
         ConformanceObservation.objects.filter(agent=agent)
         .select_related("example_run")
@@ -41,6 +42,7 @@ def agent_report(agent: Agent) -> list[dict[str, Any]]:
                     "lastSeenAt": row.last_seen_at,
                     "firstSeenAt": row.first_seen_at,
                     "exampleRun": {"id": run.pk, "runId": run.run_id, "url": run.get_absolute_url()} if run else None,
+                    "evidence": {"runId": row.evidence_run_id, "eventIndex": row.event_index},
                 }
             )
         verdicts = {entry["verdict"] for entry in seen}

@@ -146,6 +146,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         if field:
             response.data.setdefault("field", field)
             response.data.setdefault("rule", getattr(exc, "rule", None))
+        elif isinstance(exc, exceptions.UnsupportedMediaType):  # the API reads JSON only
+            response.data.setdefault("field", "Content-Type")
+            response.data.setdefault("rule", "media_type")
     return response
 
 
@@ -182,6 +185,17 @@ class StrictIntegerField(serializers.IntegerField):
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A JSON true or false, and only that (DRF's BooleanField accepts "yes", 1 and "on")."""
+
+    default_error_messages = {"invalid": "must be true or false"}
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
 
 
 ERROR_SCHEMA = {

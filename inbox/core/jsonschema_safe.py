@@ -10,11 +10,18 @@
   (backreferences, lookaround) is refused at ingest. ``unevaluatedProperties`` beside ``patternProperties``
   is refused too, because jsonschema matches those with Python's backtracking ``re``.
 - **Bounded work.** ``uniqueItems`` and ``enum`` compare canonical forms in a set instead of pairwise,
-  and one validation applies at most ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords and takes at most
-  ``INBOX_VALIDATION_MAX_SECONDS`` (nested ``anyOf`` or ``$ref`` chains can otherwise multiply work
-  exponentially): past either the answer is refused as too costly to check.
-- **Bounded schemas.** ``schema_problem`` refuses a schema nested deeper than the caller's ``max_depth``
-  and, when the caller sets ``max_pattern``, a pattern longer than that.
+  and one validation applies at most ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (each error a keyword
+  reports counts five more, each RE2 search one) and takes at most ``INBOX_VALIDATION_MAX_SECONDS`` (nested
+  ``anyOf`` or ``$ref`` chains can otherwise multiply work exponentially): past either the answer is refused
+  as too costly to check. A subschema naming its own ``$schema`` is applied by the hardened validator of that dialect, never
+  by jsonschema's own. ``check_schema`` (a schema against its meta-schema) runs under the same budget, and
+  work done inside ``budget()`` (an ingest's schema checks) shares one.
+- **Exact numbers.** ``multipleOf`` falls back to exact fractions where floats overflow (``10**400`` against
+  ``0.01``), so a huge number is an ordinary error, never an ``OverflowError``.
+- **Bounded schemas.** ``schema_problem`` refuses a schema nested deeper than the caller's ``max_depth``,
+  when the caller sets ``max_pattern``, a pattern longer than that, and, when the caller sets ``max_sizes``,
+  a ``required``, ``properties``, ``enum``, ``allOf``/``anyOf``/``oneOf`` wider than its limit or more
+  subschemas in all than ``max_sizes["subschemas"]``.
 
 Its users: an interrupt's ``responseSchema`` (``inbox.ingest.parser``, ``inbox.decisions.services``) and an
 auto-decision policy's match schema (``inbox.policies.schema``); each passes its own limits.
@@ -22,13 +29,16 @@ auto-decision policy's match schema (``inbox.policies.schema``); each passes its
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
+import attrs
 import jsonschema
 import re2
 import referencing
@@ -91,6 +101,11 @@ def pattern_problem(pattern: Any, max_length: int | None = None) -> tuple[str, s
 
 
 def _search(pattern: str, text: str) -> bool:
+    """One RE2 search, a step of the budget: ``patternProperties`` and ``additionalProperties`` try every pattern
+    on every key, which one keyword step would not bound (300 patterns and 20,000 keys took minutes)."""
+    budget = _budget.get()
+    if budget is not None:
+        budget.spend(1)
     return compile_pattern(pattern).search(text) is not None
 
 
@@ -186,6 +201,23 @@ def _enum(validator, enums, instance, schema) -> Iterator[ValidationError]:
         yield ValidationError(f"{instance!r} is not one of {shown}")
 
 
+def _multiple_of(validator, divisor, instance, schema) -> Iterator[ValidationError]:
+    """jsonschema's ``multipleOf`` (floats first, as it does) with exact fractions wherever a float overflows:
+    ``10**400 / 0.01`` and ``1.5 % 10**400`` raise ``OverflowError`` in jsonschema itself."""
+    if not validator.is_type(instance, "number") or not validator.is_type(divisor, "number") or not divisor:
+        return
+    try:
+        if isinstance(divisor, float):
+            quotient = instance / divisor
+            failed = int(quotient) != quotient
+        else:
+            failed = bool(instance % divisor)
+    except (OverflowError, ValueError):
+        failed = (Fraction(instance) / Fraction(divisor)).denominator != 1
+    if failed:
+        yield ValidationError(f"{instance!r} is not a multiple of {divisor}")
+
+
 # --- the step budget ----------------------------------------------------------------------------------
 class _Budget:
     """Keyword applications left, and a wall-clock deadline checked every 1,000 of them (following
@@ -211,8 +243,26 @@ class _Budget:
 _budget: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar("jsonschema_budget", default=None)
 
 
-# Following a reference costs jsonschema about ten times a plain keyword.
+@contextlib.contextmanager
+def budget(steps: int | None = None) -> Iterator[None]:
+    """Everything checked inside shares one budget of ``INBOX_VALIDATION_MAX_STEPS`` (or fewer ``steps``) and
+    ``INBOX_VALIDATION_MAX_SECONDS`` (the one already running, when there is one): an ingest's schema checks
+    are bounded together, however many interrupts carry a schema."""
+    if _budget.get() is not None:
+        yield
+        return
+    limit = settings.INBOX_VALIDATION_MAX_STEPS if steps is None else min(steps, settings.INBOX_VALIDATION_MAX_STEPS)
+    token = _budget.set(_Budget(limit, settings.INBOX_VALIDATION_MAX_SECONDS))
+    try:
+        yield
+    finally:
+        _budget.reset(token)
+
+
+# Following a reference costs jsonschema about ten times a plain keyword; an error, built, placed and reported
+# (``inbox.decisions.rules.validate_payload``), about five.
 _COSTS = {"$ref": 10, "$dynamicRef": 10, "$recursiveRef": 10}
+_ERROR_COST = 5
 
 
 def _budgeted(name: str, keyword):
@@ -220,11 +270,20 @@ def _budgeted(name: str, keyword):
 
     def apply(validator, value, instance, schema):
         budget = _budget.get()
-        if budget is not None:
-            budget.spend(cost)
-        return keyword(validator, value, instance, schema)
+        if budget is None:
+            return keyword(validator, value, instance, schema)
+        budget.spend(cost)
+        return _charged(budget, keyword(validator, value, instance, schema))
 
     return apply
+
+
+def _charged(budget: _Budget, errors: Iterator[ValidationError] | None) -> Iterator[ValidationError]:
+    """Each error costs steps too: a ``required`` list of 40,000 missing names is one keyword but 40,000
+    errors."""
+    for error in errors or ():
+        budget.spend(_ERROR_COST)
+        yield error
 
 
 _OVERRIDES = {
@@ -233,16 +292,37 @@ _OVERRIDES = {
     "additionalProperties": _additional_properties,
     "uniqueItems": _unique_items,
     "enum": _enum,
+    "multipleOf": _multiple_of,
 }
 
 
 @functools.cache
 def safe_validator_class(base: Any) -> Any:
+    """``base`` (a jsonschema validator class) with the keywords above, every keyword counted against the
+    budget, and ``evolve`` kept on hardened classes: jsonschema's own picks the class for a subschema from its
+    ``$schema``, which would apply such a subschema (or a ``$ref`` to one) with Python's ``re`` and no budget."""
+    if getattr(base, "_inbox_safe", False):
+        return base
     keywords = dict(base.VALIDATORS)
     for name, keyword in _OVERRIDES.items():
         if name in keywords:
             keywords[name] = keyword
-    return jsonschema.validators.extend(base, {name: _budgeted(name, kw) for name, kw in keywords.items()})
+    safe = jsonschema.validators.extend(base, {name: _budgeted(name, kw) for name, kw in keywords.items()})
+    jsonschema_evolve = safe.evolve
+
+    def evolve(self, **changes):
+        evolved = jsonschema_evolve(self, **changes)
+        if getattr(type(evolved), "_inbox_safe", False):
+            return evolved
+        chosen: Any = type(evolved)  # the class jsonschema picked for the subschema's own $schema
+        fields = attrs.fields(chosen)
+        return safe_validator_class(chosen)(
+            **{field.alias: getattr(evolved, field.name) for field in fields if field.init}
+        )
+
+    safe.evolve = evolve
+    safe._inbox_safe = True
+    return safe
 
 
 def base_validator_class(schema: Any) -> Any:
@@ -257,21 +337,49 @@ def validator_for(schema: Any) -> jsonschema.protocols.Validator:
 
 def is_valid(schema: Any, instance: Any) -> bool:
     """Whether ``instance`` satisfies ``schema``, stopping at the first error; raises like ``iter_errors``."""
-    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS, settings.INBOX_VALIDATION_MAX_SECONDS))
-    try:
+    with budget():
         return validator_for(schema).is_valid(instance)
-    finally:
-        _budget.reset(token)
+
+
+def validity_check(schema: Any) -> Callable[[Any], bool]:
+    """``is_valid`` for many instances of one schema: the validator is built once (most of the cost of checking a
+    small instance), and each instance is checked within a budget of its own."""
+    validator = validator_for(schema)
+
+    def check(instance: Any) -> bool:
+        with budget():
+            return validator.is_valid(instance)
+
+    return check
 
 
 def iter_errors(schema: Any, instance: Any) -> list[ValidationError]:
-    """Every error of ``instance`` under ``schema``; raises ``ValidationTooCostly`` past the step budget
-    and ``referencing.exceptions.Unresolvable`` for a reference that points outside the schema."""
-    token = _budget.set(_Budget(settings.INBOX_VALIDATION_MAX_STEPS, settings.INBOX_VALIDATION_MAX_SECONDS))
-    try:
+    """Every error of ``instance`` under ``schema``; raises ``ValidationTooCostly`` past the step budget (its
+    own, or the one of the ``budget()`` it runs in) and ``referencing.exceptions.Unresolvable`` for a
+    reference that points outside the schema."""
+    with budget():
         return list(validator_for(schema).iter_errors(instance))
-    finally:
-        _budget.reset(token)
+
+
+def meta_schema_errors(schema: Any, *, first_only: bool = False) -> list[ValidationError]:
+    """What is wrong with ``schema`` under its dialect's meta-schema (Draft 2020-12 unless ``$schema`` names
+    another), checked by the hardened validator within the budget: ``ValidationTooCostly`` past it. An
+    unknown ``$schema`` raises ``SchemaError`` as ``validator_for`` does."""
+    base = base_validator_class(schema)
+    meta = safe_validator_class(jsonschema.validators.validator_for(base.META_SCHEMA, default=base))
+    errors = []
+    with budget():
+        for error in meta(base.META_SCHEMA, format_checker=meta.FORMAT_CHECKER).iter_errors(schema):
+            errors.append(error)
+            if first_only:
+                break
+    return errors
+
+
+def check_schema(schema: Any) -> None:
+    """jsonschema's ``check_schema``: ``SchemaError`` for the first problem ``meta_schema_errors`` finds."""
+    for error in meta_schema_errors(schema, first_only=True):
+        raise jsonschema.exceptions.SchemaError.create_from(error)
 
 
 # --- ingest-time checks -------------------------------------------------------------------------------
@@ -329,15 +437,64 @@ def _subschemas(schema: dict, path: str) -> Iterator[tuple[Any, str]]:
             yield value, _join(path, keyword)
 
 
-def schema_problem(schema: Any, *, max_depth: int, max_pattern: int | None = None) -> SchemaProblem | None:
+# The keywords whose width ``max_sizes`` may bound (its keys, with "subschemas" for the schema's total).
+SIZED_KEYWORDS = ("required", "properties", "enum", "allOf", "anyOf", "oneOf")
+
+
+def _size_problem(node: dict, path: str, max_sizes: Mapping[str, int]) -> SchemaProblem | None:
+    for keyword in SIZED_KEYWORDS:
+        value = node.get(keyword)
+        limit = max_sizes.get(keyword)
+        if limit is not None and isinstance(value, list | dict) and len(value) > limit:
+            return SchemaProblem(
+                _join(path, keyword),
+                f"max_{keyword}",
+                f"{keyword} has {len(value)} entries; a schema the inbox can check in bounded time has at most {limit}",
+            )
+    return None
+
+
+def size_problem(schema: Any, max_sizes: Mapping[str, int]) -> SchemaProblem | None:
+    """The first keyword of ``schema`` wider than ``max_sizes`` allows (or the subschemas beyond
+    ``max_sizes["subschemas"]``), or None; a walk that stops there, so it costs at most the limits."""
+    subschemas = max_sizes.get("subschemas")
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    seen = -1  # the root is not one of its subschemas
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        seen += 1
+        if subschemas is not None and seen > subschemas:
+            return SchemaProblem(
+                path,
+                "max_subschemas",
+                f"the schema has more than {subschemas} subschemas; a schema the inbox can check in bounded time "
+                f"has at most {subschemas}",
+            )
+        problem = _size_problem(node, path, max_sizes)
+        if problem is not None:
+            return problem
+        stack.extend(_subschemas(node, path))
+    return None
+
+
+def schema_problem(
+    schema: Any, *, max_depth: int, max_pattern: int | None = None, max_sizes: Mapping[str, int] | None = None
+) -> SchemaProblem | None:
     """What makes ``schema`` unusable for the inbox beyond its meta-schema, or None: deeper than
-    ``max_depth``, a reference that points outside the schema or to nothing, a pattern RE2 cannot compile
-    (or longer than ``max_pattern`` characters, when given)."""
+    ``max_depth``, wider than ``max_sizes`` (``size_problem``, when given), a reference that points outside
+    the schema or to nothing, a pattern RE2 cannot compile (or longer than ``max_pattern`` characters, when
+    given)."""
     deepest = _depth(schema, max_depth)
     if deepest > max_depth:
         return SchemaProblem("", "max_depth", f"the schema is nested deeper than {max_depth} levels")
     if not isinstance(schema, dict):
         return None
+    if max_sizes is not None:
+        too_wide = size_problem(schema, max_sizes)
+        if too_wide is not None:
+            return too_wide
     specification = referencing.jsonschema.specification_with(
         schema.get("$schema", "") if isinstance(schema.get("$schema"), str) else "",
         default=referencing.jsonschema.DRAFT202012,

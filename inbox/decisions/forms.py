@@ -17,10 +17,10 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
-from inbox.core import safe_json
+from inbox.core import jsonschema_safe, safe_json
 from inbox.core.json_view import in_key_order
-from inbox.decisions.rules import default_schema_for
-from inbox.limits import MAX_JSON_DEPTH
+from inbox.decisions.shapes import YesNoShape, shape_of
+from inbox.limits import MAX_JSON_DEPTH, MAX_SCHEMA_SIZES
 from inbox.models import InboxItem
 
 # Where an agent with an unknown reason sent no responseSchema, a person may answer in words: the payload is
@@ -76,7 +76,8 @@ class DecisionUI:
     """How an item is decided on its page."""
 
     mode: str  # "boolean" | "form" | "json"
-    bool_key: str | None = "approved"  # None when the schema itself is a bare boolean
+    bool_key: str | None = "approved"  # the property carrying yes/no; None when the answer is a bare value
+    shape: YesNoShape | None = None  # what Approve and Deny send (``inbox.decisions.shapes``)
     yes_label: str = "Approve"
     no_label: str = "Deny"
     offers_edits: bool = False
@@ -100,7 +101,8 @@ class DecisionUI:
     def edit_field_types(self) -> str:
         """``{"<arg>": "<JSON type>"}`` from the ``editedArgs`` schema, for the page's field editor (which
         also offers arguments the schema names but the proposal lacks). The server still checks the result."""
-        edited = ((self.schema or {}).get("properties") or {}).get("editedArgs")
+        key = self.shape.edit_key if self.shape is not None and self.shape.edit_key else "editedArgs"
+        edited = ((self.schema or {}).get("properties") or {}).get(key)
         properties = edited.get("properties") if isinstance(edited, dict) else None  # a boolean subschema has none
         if not isinstance(properties, dict):
             return "{}"
@@ -124,35 +126,16 @@ class DecisionUI:
         return grouped
 
 
-def _boolean_key(schema: Any) -> str | None | bool:
-    """The property a yes/no answer sets: "approved" for the spec's pattern, the one required boolean of
-    another object schema, None for a bare boolean schema; False when yes/no cannot answer the schema."""
-    if not isinstance(schema, dict):
-        return False
-    if schema.get("type") == "boolean":
-        return None
-    properties = schema.get("properties")
-    if schema.get("type", "object") != "object" or not isinstance(properties, dict):
-        return False
-    required = schema.get("required") or []
-    if not isinstance(required, list):
-        return False
-    booleans = [name for name, sub in properties.items() if isinstance(sub, dict) and sub.get("type") == "boolean"]
-    if "approved" in booleans and set(required) <= {"approved"}:
-        return "approved"
-    if len(required) == 1 and required[0] in booleans:
-        return required[0]
-    return False
-
-
 def jsonform_can_render(schema: Any) -> bool:
     """True when django-jsonform renders ``schema`` as a usable form (object or array root, no $ref,
-    no type unions, no combinators); anything else is answered in the JSON editor."""
+    no type unions, no combinators, within the ingest's width limits); anything else is answered in the JSON
+    editor. (An item stored before those limits may be wider: it gets the editor, not a form of thousands of
+    fields.)"""
     if not isinstance(schema, dict) or schema.get("type") not in ("object", "array"):
         return False
     if schema.get("type") == "object" and not schema.get("properties"):
         return False
-    return _renderable(schema)
+    return jsonschema_safe.size_problem(schema, MAX_SCHEMA_SIZES) is None and _renderable(schema)
 
 
 def _renderable(schema: Any) -> bool:
@@ -175,23 +158,21 @@ def _renderable(schema: Any) -> bool:
 def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[dict] | None = None) -> DecisionUI:
     """The controls for ``item``; after a refused POST, prefilled with what was sent and its errors."""
     schema = item.schema_in_agent_order
-    effective = default_schema_for(item)
-    if effective is None:
-        # No schema at all: input_required gets the JSON editor, an unknown reason a plain yes/no.
-        key: str | None | bool = False if item.reason == "input_required" else "approved"
-    else:
-        key = _boolean_key(effective)
+    # One rule for yes/no or form (``shapes.needs_form_input``): no schema at all gives input_required the JSON
+    # editor and any other reason the spec's {approved}; a schema gets buttons only if it has a yes/no shape.
+    shape = shape_of(item)
     ui = DecisionUI(mode="boolean", schema=schema, errors=errors or [])
-    if key is not False:
-        ui.bool_key = key
+    if shape is not None:
+        ui.shape = shape
+        ui.bool_key = shape.key
         if item.reason == "confirmation":
             ui.yes_label, ui.no_label = "Yes", "No"
         if offers_text_answer(item):
             ui.text_answer = True
             ui.text_value = post.get("answer_text", "") if post is not None else ""
             ui.text_open = asks_for_words(item) or bool(ui.text_value)
-        ui.offers_edits = item.offers_edits and key == "approved"
-        call = item.tool_call or {}
+        ui.offers_edits = shape.edit_key is not None
+        call = item.proposal or {}
         # The agent's argument order (argsText), not jsonb's: the edit fields follow the proposal.
         ui.proposed_args = in_key_order(call.get("args"), call.get("argsText"), max_depth=MAX_JSON_DEPTH)
         ui.edited_text = post.get("edited_args", "") if post is not None else ""
@@ -278,7 +259,8 @@ def form_schema(schema: Any) -> Any:
     fitted = dict(schema)
     properties = schema.get("properties")
     if isinstance(properties, dict):
-        required = schema.get("required") if isinstance(schema.get("required"), list) else []
+        listed = schema.get("required") if isinstance(schema.get("required"), list) else []
+        required = {name for name in listed if isinstance(name, str)}
         fitted["properties"] = {name: _fit_property(name, sub, name in required) for name, sub in properties.items()}
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):
@@ -305,7 +287,7 @@ def field_errors(errors: list[dict]) -> list[dict]:
     placed = []
     for error in errors:
         message = error.get("message", "")
-        if _REQUIRED.match(message):
+        if _REQUIRED.match(message) or message.endswith(" is required."):  # jsonschema's or decisions.wording's
             message = "This field is required."
         placed.append({"path": error.get("path", ""), "message": message})
     return placed

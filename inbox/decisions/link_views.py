@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods
 from inbox.decisions.links import LinkRefused, check_link, read_link, use_link
 from inbox.decisions.rules import DecisionError
 from inbox.limits import MAX_DECISION_COMMENT
+from inbox.listing.pages import decision_words
 
 
 def _refused(request: HttpRequest, code: str, message: str, *, item=None, status: int) -> HttpResponse:
@@ -39,8 +40,7 @@ def decision_link(request: HttpRequest, token: str) -> HttpResponse:
         return _refused(request, error.code, error.message, status=error.status)
     item = outcome.item
     if outcome.closed:
-        words = "Approved" if (item.response_payload or {}).get("approved") else "Denied"
-        messages.success(request, f"{words} — {item.interrupt_id}.")
+        messages.success(request, f"{decision_words(item)}: “{item.short_title}”.")
     else:
         messages.info(request, f"Your approval is recorded: {outcome.approvals} of {outcome.required}.")
     return redirect(item)

@@ -6,7 +6,8 @@ the item's expiry and whom it is for: one recipient (email), or one team (a webh
 member of that team may use it). Opening a link never decides (link scanners fetch URLs): it shows a
 confirmation page to the logged-in recipient, whose POST decides through ``decision_submit`` with every rule
 (visibility, claims, self-approval, expiry, quorum). A link works once: its use is recorded under a unique
-hash of the token before the decision is made.
+hash of the token before the decision is made. A link also stops working ``INBOX_DECISION_LINK_MAX_AGE_DAYS``
+after it was made, however far away the item's expiry is (an agent may set ``expiresAt`` years ahead).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.core import signing
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -23,12 +25,13 @@ from django.utils import timezone
 
 from inbox.audit.record import Actor, audit
 from inbox.decisions.link_models import DecisionLinkUse
-from inbox.decisions.rules import DecisionError, needs_form_input
+from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecisionOutcome, decision_submit
+from inbox.decisions.shapes import bulk_payload, needs_form_input
 from inbox.models import InboxItem
 
 SALT = "inbox.decision-link"
-ACTIONS = {"approve": {"approved": True}, "deny": {"approved": False}}
+ACTIONS = ("approve", "deny")  # each sends the item's own yes/no shape (``inbox.decisions.shapes``)
 
 
 class LinkRefused(Exception):
@@ -84,8 +87,9 @@ def links_for(item: InboxItem, *, user: Any = None, team_id: int | None = None) 
 
 
 def read_link(token: str) -> DecisionLink:
+    max_age = settings.INBOX_DECISION_LINK_MAX_AGE_DAYS * 86400
     try:
-        body = signing.loads(token, salt=SALT)
+        body = signing.loads(token, salt=SALT, max_age=max_age)
         return DecisionLink(
             token=token,
             item_id=int(body["i"]),
@@ -94,6 +98,13 @@ def read_link(token: str) -> DecisionLink:
             team_id=body.get("t"),
             expires_at=int(body["e"]),
         )
+    except signing.SignatureExpired:
+        raise LinkRefused(
+            "too_old",
+            f"This decision link is more than {settings.INBOX_DECISION_LINK_MAX_AGE_DAYS:g} days old, so it no longer "
+            "works. Open the inbox to decide the item.",
+            status=410,
+        ) from None
     except (signing.BadSignature, KeyError, TypeError, ValueError):
         raise LinkRefused("invalid", "This decision link is not valid (it may have been cut short).") from None
 
@@ -147,10 +158,11 @@ def use_link(*, token: str, user: Any, comment: str = "") -> DecisionOutcome:
             use = DecisionLinkUse.objects.create(token_hash=link.token_hash, item=item, user=user, action=link.action)
     except IntegrityError:
         raise LinkRefused("used", "This link was already used.", item=item, status=409) from None
+    answer = bulk_payload(item, link.action)
     try:
-        outcome = decision_submit(
-            item_id=item.pk, user=user, status="resolved", payload=ACTIONS[link.action], comment=comment
-        )
+        if answer is None:
+            raise DecisionError(400, "needs_input", "This item needs an answer from its form; open it to decide.")
+        outcome = decision_submit(item_id=item.pk, user=user, status=answer[0], payload=answer[1], comment=comment)
     except DecisionError as error:
         DecisionLinkUse.objects.filter(pk=use.pk).update(result=error.code)
         raise

@@ -5,19 +5,23 @@ Nothing here writes; pages, exports and other packages read these rules from her
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from datetime import datetime
 from typing import Any
 
 import jsonschema
 import re2
 import referencing.exceptions
 from django.conf import settings
+from django.db.models import Min
 
 from inbox import access
 from inbox.core import jsonschema_safe
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
+from inbox.decisions.wording import in_words
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import Decision, InboxItem, is_denial
 
@@ -57,27 +61,64 @@ class DecisionError(ApplicationError):
 def default_schema_for(item: InboxItem) -> dict | None:
     """The schema an answer is validated against: the interrupt's own, or the spec's boolean default
     for tool approvals and confirmations. None means any JSON value is accepted."""
-    return schema_for(item.response_schema, item.reason)
+    return schema_for(item.response_schema, item.reason, item.tool_call_id)
 
 
-def schema_for(response_schema: Any, reason: str) -> dict | None:
+def is_tool_approval(reason: str, tool_call_id: str = "") -> bool:
+    """A tool approval, whatever its reason string: ``tool_call`` (the spec's), or any interrupt bound to a
+    proposed call by its ``toolCallId`` (``tool-approval``, ``tool_approval``, ``mastra:tool_suspend``, ...)."""
+    return reason == "tool_call" or bool(tool_call_id)
+
+
+def schema_for(response_schema: Any, reason: str, tool_call_id: str = "") -> dict | None:
     if response_schema is not None:
         return response_schema
-    if reason in ("tool_call", "confirmation"):
+    if reason == "confirmation" or is_tool_approval(reason, tool_call_id):
         return BOOLEAN_APPROVAL_SCHEMA
     return None
+
+
+# What carries a replacement of a tool call's arguments in an answer (``inbox.decisions.shapes.EDIT_KEYS``).
+EDIT_KEYS = ("editedArgs", "updatedInput")
+
+
+def check_edits_offered(status: Any, payload: Any, schema: dict | None) -> DecisionError | None:
+    """The refusal of edited arguments the interrupt did not offer, or None. The spec makes ``editedArgs`` in
+    the ``responseSchema`` the capability signal for approve-with-edits: an agent whose schema lacks it (or that
+    sent none) runs its original arguments whatever is sent, so an answer carrying them would be a lie."""
+    if status != Decision.Status.RESOLVED or not isinstance(payload, dict):
+        return None
+    offered = set()
+    if isinstance(schema, dict):
+        for branch in [schema, *(schema.get("oneOf") or []), *(schema.get("anyOf") or [])]:
+            properties = branch.get("properties") if isinstance(branch, dict) else None
+            if isinstance(properties, dict):
+                offered |= {key for key in EDIT_KEYS if key in properties}
+    for key in EDIT_KEYS:
+        if key in payload and key not in offered:
+            message = (
+                f"This interrupt does not offer edits: its responseSchema has no '{key}' property (the capability "
+                f"signal for approve-with-edits), so the agent would run its original arguments. Send the answer "
+                f"without '{key}'."
+            )
+            return DecisionError(400, "edits_not_offered", message, [{"path": key, "message": message}])
+    return None
+
+
+_REQUIRED_SUFFIX = " is a required property"
 
 
 def _error_path(error: jsonschema.ValidationError) -> str:
     path = list(error.absolute_path)
     # A missing required property is reported on its parent; point at the property itself. jsonschema reports
-    # each missing one in an error of its own, which its message names (every error carries the whole list).
-    if error.validator == "required" and isinstance(error.validator_value, list):
-        missing = next(
-            (name for name in error.validator_value if error.message == f"{name!r} is a required property"),
-            None,
-        )
-        if missing is not None:
+    # each missing one in an error of its own whose message starts with the name's repr (every error carries
+    # the whole list, so searching it for the name would make a wide ``required`` quadratic).
+    if error.validator == "required" and error.message.endswith(_REQUIRED_SUFFIX):
+        try:
+            missing = ast.literal_eval(error.message.removesuffix(_REQUIRED_SUFFIX))
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            missing = None
+        if isinstance(missing, str):
             path.append(missing)
     return ".".join(str(part) for part in path)
 
@@ -103,7 +144,7 @@ def validate_payload(schema: dict | None, payload: Any) -> list[dict]:
         return []
     try:
         errors = sorted(jsonschema_safe.iter_errors(schema, payload), key=lambda e: (list(e.absolute_path), e.message))
-        return [{"path": _error_path(error), "message": error.message} for error in errors]
+        return [{"path": _error_path(error), "message": in_words(error)} for error in errors]
     except jsonschema_safe.ValidationTooCostly as exc:
         return [{"path": "", "message": f"checking this answer against its schema takes more than {exc}"}]
     except RecursionError:
@@ -209,25 +250,63 @@ def check_not_requester(item: InboxItem, user, status: str, payload: Any) -> Non
         raise DecisionError(403, "self_approval", "You asked for this action, so someone else must approve it.")
 
 
+# The session key of the pages' Undo offer: {"items": [ids], "words": "Denied: “…”"} (``decisions.views``).
+UNDO_OFFER_SESSION_KEY = "undo_offer"
+
+
+def undo_window_end(*, user, item_ids: list[int], now: datetime) -> datetime | None:
+    """When the user's open undo windows on these items close (the earliest); None when nothing can be undone."""
+    return (
+        Decision.objects.filter(user=user, item_id__in=item_ids, withdrawn_at__isnull=True, undo_until__gt=now)
+        .aggregate(end=Min("undo_until"))
+        .get("end")
+    )
+
+
+def undoable_decision(item: InboxItem, user) -> Decision | None:
+    """The user's latest decision on ``item`` that was made undoable and is not withdrawn (its window may be over)."""
+    return (
+        item.decisions.filter(user=user, withdrawn_at__isnull=True, undo_until__isnull=False)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def check_undoable(item: InboxItem, user, now: datetime) -> Decision:
+    """The decision ``user`` may undo on ``item`` now: their own, made undoable, not withdrawn, and within its
+    window (``Decision.undo_until``). 409 ``nothing_to_undo`` or ``too_late``."""
+    decision = undoable_decision(item, user)
+    if decision is None:
+        raise DecisionError(
+            409, "nothing_to_undo", "You have no decision on this item that can be undone.", state=item.status
+        )
+    if decision.undo_until is not None and decision.undo_until <= now:
+        raise DecisionError(
+            409,
+            "too_late",
+            f"Too late to undo: the undo window closed at {decision.undo_until.isoformat()} and the answer "
+            "goes to the agent.",
+            state=item.status,
+            undoUntil=decision.undo_until.isoformat(),
+        )
+    return decision
+
+
+def undo_reopens(item: InboxItem, decision: Decision) -> bool:
+    """Whether withdrawing ``decision`` opens ``item`` again: it closed the item, or it was one of the approvals
+    that together met the quorum. A vote on an item someone else denied or cancelled leaves it closed."""
+    if item.status not in InboxItem.DECIDED:
+        return False
+    if decision.final:
+        return True
+    return item.status == InboxItem.Status.RESOLVED and not item.is_denial and decision.counts and decision.is_approval
+
+
 def check_visible(item_id: int, user) -> None:
     """What the user may not see does not exist for them: 404, before anything about the request is judged."""
     if not access.may_see(user, "item", item_id):
         raise DecisionError(404, "not_found", "No such item.")
 
 
-BULK_ACTIONS = {
-    "approve": ("resolved", {"approved": True}),
-    "deny": ("resolved", {"approved": False}),
-    "cancel": ("cancelled", None),
-}
-
-
-def needs_form_input(item: InboxItem) -> bool:
-    """Items a bulk action cannot decide: anything whose schema asks for more than ``approved``."""
-    schema = default_schema_for(item)
-    if item.reason not in ("tool_call", "confirmation"):
-        return True
-    if not isinstance(schema, dict):
-        return True
-    required = set(schema.get("required") or [])
-    return bool(required - {"approved"})
+# What a bulk action may do; approve and deny send each item's own yes/no shape (``inbox.decisions.shapes``).
+BULK_ACTIONS = ("approve", "deny", "cancel")

@@ -16,31 +16,38 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Min
 from django.utils import timezone
 
 from inbox import access
 from inbox.audit.record import Actor, audit
+from inbox.core.errors import ApplicationError
 from inbox.decisions.rules import (
     BULK_ACTIONS,
     DecisionError,
     check_claim,
     check_comment_length,
+    check_edits_offered,
     check_not_requester,
     check_open,
     check_payload,
     check_status,
+    check_undoable,
     check_visible,
-    needs_form_input,
     schema_for,
+    undo_reopens,
 )
+from inbox.decisions.shapes import bulk_payload, outcome_for
 from inbox.expiry.services import expire_items, expire_runs, run_is_past_expiry
 from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
 from inbox.live import push as live
-from inbox.models import Decision, InboxItem, Run, is_denial, outcome_of
-from inbox.resumes.services import resume_create_if_complete
+from inbox.models import Decision, InboxItem, Run, is_denial
+from inbox.resumes.services import resume_create_if_complete, resume_withdraw
 
 
 @dataclass
@@ -67,9 +74,13 @@ class DecidedBy:
     counts_as_approver: bool
 
 
-def decision_submit(*, item_id: int, user, status: Any, payload: Any = None, comment: str = "") -> DecisionOutcome:
+def decision_submit(
+    *, item_id: int, user, status: Any, payload: Any = None, comment: str = "", undoable: bool = False
+) -> DecisionOutcome:
+    """A person decides. ``undoable``: they may undo it for ``INBOX_UNDO_SECONDS`` (``decision_undo``), and
+    nothing of the run is sent before that window closes."""
     check_visible(item_id, user)
-    return _decide(item_id=item_id, user=user, status=status, payload=payload, comment=comment)
+    return _decide(item_id=item_id, user=user, status=status, payload=payload, comment=comment, undoable=undoable)
 
 
 def decision_by_policy(
@@ -81,7 +92,14 @@ def decision_by_policy(
 
 
 def _decide(
-    *, item_id: int, user, status: Any, payload: Any, comment: str, decided_by: DecidedBy | None = None
+    *,
+    item_id: int,
+    user,
+    status: Any,
+    payload: Any,
+    comment: str,
+    decided_by: DecidedBy | None = None,
+    undoable: bool = False,
 ) -> DecisionOutcome:
     check_status(status, payload)
     comment = (comment or "").strip()
@@ -89,10 +107,11 @@ def _decide(
     # The answer is checked here, before any row is locked: a costly schema never holds the run's lock.
     # An item's schema never changes, so the result still holds inside the transaction, where it is
     # raised in the rules' order (after the cheap checks of state, expiry, claim and requester).
-    found = InboxItem.objects.filter(pk=item_id).values_list("response_schema", "reason").first()
+    found = InboxItem.objects.filter(pk=item_id).values_list("response_schema", "reason", "tool_call_id").first()
     if found is None:
         raise DecisionError(404, "not_found", "No such item.")
-    payload_error = check_payload(status, payload, schema_for(*found))
+    schema = schema_for(*found)
+    payload_error = check_edits_offered(status, payload, schema) or check_payload(status, payload, schema)
     expired_now = False
     with transaction.atomic():
         run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
@@ -111,6 +130,7 @@ def _decide(
             _expire_on_decide(item=item, now=now)
             expired_now = True
         else:
+            first_expiry = _check_send_margin(run=run, now=now)
             overrode = check_claim(item, user)
             check_not_requester(item, user, status, payload)
             if payload_error is not None:
@@ -124,6 +144,7 @@ def _decide(
                 now=now,
                 overrode=overrode,
                 decided_by=decided_by,
+                undo_until=undo_deadline(now=now, first_expiry=first_expiry) if undoable else None,
             )
     if expired_now:
         if lapsed_sibling:
@@ -147,7 +168,9 @@ class RunChoice:
     payload: Any = None
 
 
-def decision_submit_run(*, run: Run, user, choices: list[RunChoice], comment: str = "") -> list[DecisionOutcome]:
+def decision_submit_run(
+    *, run: Run, user, choices: list[RunChoice], comment: str = "", undoable: bool = False
+) -> list[DecisionOutcome]:
     """Decide several interrupts of one run in one go: all of them are stored, or none (the first refusal
     rolls the others back and names its interrupt)."""
     if not choices:
@@ -160,13 +183,55 @@ def decision_submit_run(*, run: Run, user, choices: list[RunChoice], comment: st
             try:
                 outcomes.append(
                     decision_submit(
-                        item_id=choice.item.pk, user=user, status=choice.status, payload=choice.payload, comment=comment
+                        item_id=choice.item.pk,
+                        user=user,
+                        status=choice.status,
+                        payload=choice.payload,
+                        comment=comment,
+                        undoable=undoable,
                     )
                 )
             except DecisionError as error:
                 error.message = f"{choice.item.interrupt_id}: {error.message}"
                 raise
     return outcomes
+
+
+def send_margin_seconds() -> float:
+    """How long before its run's first ``expiresAt`` a decision can still reach the agent (settings)."""
+    return max(settings.INBOX_DECISION_SEND_MARGIN_SECONDS, settings.INBOX_RESUME_EXPIRY_MARGIN_SECONDS)
+
+
+def undo_deadline(*, now: datetime, first_expiry: datetime | None) -> datetime | None:
+    """Until when a decision made ``now`` may be undone: ``INBOX_UNDO_SECONDS``, shortened so that the resume,
+    which waits for it, still leaves the send margin before the run's first ``expiresAt``. None: no undo."""
+    seconds = settings.INBOX_UNDO_SECONDS
+    if seconds <= 0:
+        return None
+    until = now + timedelta(seconds=seconds)
+    if first_expiry is not None:
+        until = min(until, first_expiry - timedelta(seconds=send_margin_seconds()))
+    return until if until > now else None
+
+
+def _check_send_margin(*, run: Run, now: datetime) -> datetime | None:
+    """409 ``too_close_to_deadline`` when the resume this decision feeds could not be sent before the run's first
+    ``expiresAt`` (decided siblings count: their lapse closes the run too). A 201 means the answer will be sent.
+    Returns that first ``expiresAt``."""
+    first = InboxItem.objects.filter(run_id=run.pk).aggregate(first=Min("expires_at"))["first"]
+    margin = send_margin_seconds()
+    if first is not None and first <= now + timedelta(seconds=margin):
+        left = max((first - now).total_seconds(), 0.0)
+        raise DecisionError(
+            409,
+            "too_close_to_deadline",
+            f"This decision is too close to its deadline to reach the agent: the run expires at {first.isoformat()} "
+            f"({left:.1f} s from now) and sending the answer needs {margin:g} s. Nothing was decided.",
+            state="open",
+            expiresAt=first.isoformat(),
+            marginSeconds=margin,
+        )
+    return first
 
 
 def _expire_on_decide(*, item: InboxItem, now) -> None:
@@ -186,6 +251,7 @@ def _apply(
     now,
     overrode: bool,
     decided_by: DecidedBy | None = None,
+    undo_until: datetime | None = None,
 ) -> DecisionOutcome:
     required = item.required_approvals
     approving = status == Decision.Status.RESOLVED and not is_denial(payload)
@@ -240,6 +306,7 @@ def _apply(
         comment=comment,
         final=approvals >= required,
         created_at=now,
+        undo_until=undo_until,
     )
     data = {
         "status": status,
@@ -249,6 +316,8 @@ def _apply(
         "required": required,
         **(decided_by.audit_data if decided_by is not None else {}),
     }
+    if undo_until is not None:
+        data["undoUntil"] = undo_until.isoformat()
     if overrode:
         data["overrodeClaimOf"] = item.claimed_by.get_username()
     if approvals < required:
@@ -273,7 +342,7 @@ def _apply(
     item.decided_by = user
     item.decided_at = now
     item.decision_comment = comment
-    item.outcome = outcome_of(status, decision.payload)
+    item.outcome = outcome_for(item, status, decision.payload)
     item.save(update_fields=["status", "outcome", "response_payload", "decided_by", "decided_at", "decision_comment"])
     audit(actor=actor, verb=f"item.{status}", obj=item, data=data)
     live.publish_on_commit(
@@ -293,7 +362,7 @@ def _apply(
     return DecisionOutcome(item=item, decision=decision, closed=True, approvals=approvals, required=required)
 
 
-def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") -> list[dict]:
+def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "", undoable: bool = False) -> list[dict]:
     """Decide many items, each in its own transaction with its own decision and audit event; one failure
     does not block the rest. Returns one result per id, in order."""
     if action not in BULK_ACTIONS:
@@ -311,7 +380,6 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
             [{"path": "ids", "message": f"at most {MAX_BULK_ITEMS} items at once"}],
         )
     check_comment_length((comment or "").strip(), limit=MAX_DECISION_COMMENT, path="comment")
-    status, payload = BULK_ACTIONS[action]
     results = []
     items = {item.pk: item for item in access.visible_items(user).filter(pk__in=item_ids)}
     for item_id in dict.fromkeys(item_ids):
@@ -319,7 +387,8 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
         if item is None:
             results.append({"id": item_id, "ok": False, "error": "not_found", "detail": "No such item."})
             continue
-        if action != "cancel" and needs_form_input(item):
+        answer = bulk_payload(item, action)
+        if answer is None:
             results.append(
                 {
                     "id": item_id,
@@ -329,10 +398,91 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "") 
                 }
             )
             continue
+        status, payload = answer
         try:
-            outcome = decision_submit(item_id=item_id, user=user, status=status, payload=payload, comment=comment)
+            outcome = decision_submit(
+                item_id=item_id, user=user, status=status, payload=payload, comment=comment, undoable=undoable
+            )
         except DecisionError as error:
             results.append({"id": item_id, "ok": False, "error": error.code, "detail": error.message})
         else:
-            results.append({"id": item_id, "ok": True, "status": outcome.item.status, "closed": outcome.closed})
+            until = outcome.decision.undo_until
+            results.append(
+                {
+                    "id": item_id,
+                    "ok": True,
+                    "status": outcome.item.status,
+                    "closed": outcome.closed,
+                    "undoUntil": until.isoformat() if until else None,
+                }
+            )
+    return results
+
+
+@dataclass
+class UndoOutcome:
+    item: InboxItem
+    decision: Decision
+    reopened: bool
+
+
+def decision_undo(*, item_id: int, user) -> UndoOutcome:
+    """The decider takes back their latest decision on an item within its undo window, while nothing of the run has
+    been sent. The decision stays on record, withdrawn (it no longer counts); the item opens again when the
+    decision closed it (or was one of the approvals that met its quorum), and the run's resume, held for the
+    window, is withdrawn unsent. Other people's decisions stand. Refused with 409 ``nothing_to_undo``, or
+    ``too_late`` when the window closed or a worker already claimed the resume."""
+    check_visible(item_id, user)
+    with transaction.atomic():
+        # Locked as deciding locks them (run, then item): an undo and a sibling's decision serialize.
+        run_pk = InboxItem.objects.values_list("run_id", flat=True).get(pk=item_id)
+        run = Run.objects.select_for_update().get(pk=run_pk)
+        item = InboxItem.objects.select_for_update(of=("self",)).select_related("agent").get(pk=item_id)
+        item.run = run
+        now = timezone.now()
+        decision = check_undoable(item, user, now)
+        reopened = undo_reopens(item, decision)
+        was = {"status": item.status, "outcome": item.outcome}
+        if reopened:
+            resume_withdraw(
+                run=run, user=user, note=f"{user.get_username()} undid their decision on {item.interrupt_id}"
+            )
+            item.decisions.filter(final=True).update(final=False)
+            item.status, item.outcome, item.response_payload = InboxItem.Status.OPEN, "", None
+            item.decided_by, item.decided_at, item.decision_comment = None, None, ""
+            item.save(
+                update_fields=["status", "outcome", "response_payload", "decided_by", "decided_at", "decision_comment"]
+            )
+        decision.withdrawn_at, decision.counts = now, False
+        decision.save(update_fields=["withdrawn_at", "counts"])
+        data = {
+            "decision": decision.pk,
+            "status": decision.status,
+            "payload": decision.payload,
+            "decidedAt": decision.created_at.isoformat(),
+            "reopened": reopened,
+            "was": was,
+        }
+        audit(actor=Actor.for_user(user), verb="item.decision_undone", obj=item, data=data)
+        live.publish_on_commit(
+            live.groups_for(
+                agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]
+            ),
+            "item.undone",
+            {"item": item.pk, "run": item.run_id, "by": user.get_username(), "reopened": reopened},
+        )
+    return UndoOutcome(item=item, decision=decision, reopened=reopened)
+
+
+def decision_undo_many(*, item_ids: list[int], user) -> list[dict]:
+    """Undo the user's decisions on several items (a bulk action's), each on its own; one refusal does not stop
+    the rest. One result per id, in order."""
+    results = []
+    for item_id in dict.fromkeys(item_ids[:MAX_BULK_ITEMS]):
+        try:
+            outcome = decision_undo(item_id=item_id, user=user)
+        except ApplicationError as error:
+            results.append({"id": item_id, "ok": False, "error": error.code, "detail": error.message})
+        else:
+            results.append({"id": item_id, "ok": True, "reopened": outcome.reopened})
     return results

@@ -12,6 +12,7 @@ from django.http import QueryDict
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
 from inbox.decisions.forms import TEXT_ANSWER_KEY, decision_ui, offers_text_answer
+from inbox.decisions.shapes import bulk_payload
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
 
@@ -77,15 +78,17 @@ def read_decision(item: InboxItem, post: QueryDict) -> tuple[str, Any]:
             )
         return "resolved", {TEXT_ANSWER_KEY: text}
     if action in ("approve", "deny", "edit"):
-        if ui.mode != "boolean":
+        if ui.shape is None:
             raise DecisionInputError("This item needs an answer, not a yes/no.")
-        answer = action != "deny"
-        payload: Any = answer if ui.bool_key is None else {ui.bool_key: answer}
         if action == "edit":
             if not ui.offers_edits:
-                raise DecisionInputError("This item does not accept edited arguments.")
-            payload["editedArgs"] = _parse_json(post.get("edited_args", ""), "editedArgs")
-        return "resolved", payload
+                raise DecisionInputError(
+                    "This item does not offer edits: its responseSchema has no editedArgs.",
+                    [{"path": "editedArgs", "message": "not offered by this interrupt's responseSchema"}],
+                )
+            key = ui.shape.edit_key or "editedArgs"
+            return "resolved", ui.shape.with_edits(_parse_json(post.get("edited_args", ""), key))
+        return "resolved", ui.shape.payload(action == "approve")
     answer = _parse_json(post.get("answer", "") or "null", "")
     return "resolved", prune_empty(answer) if ui.mode == "form" else answer
 
@@ -95,11 +98,10 @@ def run_choice_payload(item: InboxItem, choice: str) -> tuple[str, Any] | None:
     if choice == "cancel":
         return "cancelled", None
     if choice in ("approve", "deny"):
-        ui = decision_ui(item)
-        if ui.mode != "boolean":
+        answer = bulk_payload(item, choice)
+        if answer is None:
             raise DecisionInputError(f"{item.interrupt_id} needs an answer: decide it on its own page.")
-        answer = choice == "approve"
-        return "resolved", answer if ui.bool_key is None else {ui.bool_key: answer}
+        return answer
     if choice:
         raise DecisionInputError(f"Unknown choice {choice!r} for {item.interrupt_id}.")
     return None

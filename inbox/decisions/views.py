@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from inbox import access
@@ -13,8 +14,8 @@ from inbox.core.errors import ApplicationError
 from inbox.core.json_view import args_diff
 from inbox.decisions import services as decisions
 from inbox.decisions import submission
-from inbox.decisions.rules import BULK_ACTIONS
-from inbox.decisions.services import decision_submit
+from inbox.decisions.rules import BULK_ACTIONS, UNDO_OFFER_SESSION_KEY
+from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.limits import MAX_DB_ID
 from inbox.listing import detail
 from inbox.listing.pages import (
@@ -23,6 +24,7 @@ from inbox.listing.pages import (
     item_or_404,
     item_page,
     list_filters_of,
+    pane_moved_on,
     run_or_404,
     run_page,
 )
@@ -41,22 +43,34 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
             status=status,
             payload=payload,
             comment=submission.read_comment(request.POST),
+            undoable=True,
         )
     except ApplicationError as error:
         item.refresh_from_db()
         return item_page(request, item, error=error, post=request.POST, status=error.status)
+    undo = _offer_undo(
+        request, [outcome], words=decision_words(outcome.item) if outcome.closed else "Approval recorded"
+    )
     going_on = request.POST.get("then") == "next"
     if "then_shown" in request.POST:
         request.session[THEN_NEXT_SESSION_KEY] = going_on  # the toggle is remembered for the next item
     if outcome.closed:
-        messages.success(request, f"{decision_words(outcome.item)} — {item.interrupt_id}.")
+        # The Undo toast says it, with its button; without one, a message does.
+        said = "" if undo else f"{decision_words(outcome.item)}: “{item.short_title}”."
         if going_on:
             following, _previous = detail.neighbours_in_list(
                 user=request.user, filters=list_filters_of(request), item=item
             )
             if following is not None:
+                moved_on = pane_moved_on(request, said=said, following=following, after=item.run_id)
+                if moved_on is not None:
+                    return moved_on
+                if said:
+                    messages.success(request, said)
                 # The next page watches this run's resume: a follow-up interrupt is the chain's next step.
                 return redirect(f"{following.get_absolute_url()}?after={item.run_id}")
+        if said:
+            messages.success(request, said)
     else:
         remaining = outcome.required - outcome.approvals
         needs = "another approver" if remaining == 1 else f"{remaining} more approvers"
@@ -103,11 +117,56 @@ def run_decide(request: HttpRequest, pk: int) -> HttpResponse:
             if item.is_open
             and (choice := submission.run_choice_payload(item, request.POST.get(f"decision-{item.pk}", ""))) is not None
         ]
-        decisions.decision_submit_run(run=run, user=request.user, choices=choices, comment=comment)
+        outcomes = decisions.decision_submit_run(
+            run=run, user=request.user, choices=choices, comment=comment, undoable=True
+        )
     except ApplicationError as error:
         return run_page(request, run, error=error, post=request.POST, status=error.status)
-    messages.success(request, f"{len(choices)} decision{'s' if len(choices) != 1 else ''} recorded.")
+    recorded = f"{len(choices)} decision{'s' if len(choices) != 1 else ''} recorded"
+    if not _offer_undo(request, outcomes, words=recorded):
+        messages.success(request, f"{recorded}.")
     return redirect(run)
+
+
+def _offer_undo(request: HttpRequest, outcomes: list[DecisionOutcome], *, words: str) -> bool:
+    """Offer Undo for these decisions (the toast ``{% undo_toast %}`` draws on every page while the window is open,
+    the ``u`` key): False when none of them can be undone."""
+    undoable = [outcome for outcome in outcomes if outcome.decision.undo_until is not None]
+    if not undoable:
+        return False
+    if len(undoable) == 1:
+        words = f"{words}: “{undoable[0].item.short_title}”"
+    request.session[UNDO_OFFER_SESSION_KEY] = {"items": [outcome.item.pk for outcome in undoable], "words": words}
+    return True
+
+
+@login_required
+@require_POST
+def undo(request: HttpRequest) -> HttpResponse:
+    """The toast's Undo: withdraw the user's decisions on the items it names (one, or a bulk action's)."""
+    ids = _read_ids(request.POST)
+    request.session.pop(UNDO_OFFER_SESSION_KEY, None)
+    results = decisions.decision_undo_many(item_ids=ids, user=request.user)
+    undone = [result for result in results if result["ok"]]
+    refused = [result for result in results if not result["ok"]]
+    if len(results) == 1:
+        item = item_or_404(request, results[0]["id"])
+        if undone:
+            again = "is open again" if undone[0]["reopened"] else "stands without your approval"
+            messages.success(request, f"Undone: “{item.short_title}” {again}. Nothing was sent.")
+        else:
+            messages.error(request, refused[0]["detail"])
+        return redirect(item)
+    if undone:
+        messages.success(request, f"Undone: {len(undone)} decision{'s' if len(undone) != 1 else ''}. Nothing was sent.")
+    for result in refused[:3]:
+        messages.error(request, f"Item {result['id']}: {result['detail']}")
+    if not results:
+        messages.error(request, "Nothing to undo.")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=False):
+        back = "/inbox/"
+    return redirect(back or "/inbox/")
 
 
 _FAILURE_WORDS = {
@@ -154,12 +213,31 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         request.session["bulk_result"] = {"error": "Select at least one item first."}
     else:
         try:  # decision_bulk refuses too many items or an over-long comment before deciding anything
-            results = decisions.decision_bulk(item_ids=ids, user=request.user, action=action, comment=comment.strip())
+            results = decisions.decision_bulk(
+                item_ids=ids, user=request.user, action=action, comment=comment.strip(), undoable=True
+            )
         except ApplicationError as error:
             request.session["bulk_result"] = {"error": error.message}
         else:
             request.session["bulk_result"] = _summary(request.user, action, results)
+            _offer_bulk_undo(request, action, results)
     return redirect(_list_url(request.POST))
+
+
+_BULK_WORDS = {"approve": "Approved", "deny": "Denied", "cancel": "Cancelled"}
+
+
+def _offer_bulk_undo(request: HttpRequest, action: str, results: list[dict]) -> None:
+    decided = [result["id"] for result in results if result["ok"] and result.get("undoUntil")]
+    if not decided:
+        return
+    words = _BULK_WORDS[action]
+    if len(decided) > 1:
+        words = f"{words} {len(decided)} items"
+    else:
+        title = access.visible_items(request.user).filter(pk=decided[0]).first()
+        words = f"{words}: “{title.short_title}”" if title else words
+    request.session[UNDO_OFFER_SESSION_KEY] = {"items": decided, "words": words}
 
 
 def _summary(user, action: str, results: list[dict]) -> dict:

@@ -1,4 +1,5 @@
-"""Reminders: one email per approver for items about to expire, each item reminded once."""
+"""Reminders: one email per approver for items about to expire, each item reminded once; and the snoozes that
+end (``snoozes_wake``), each reminding the one person who snoozed the item."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from inbox.core.sql import id_set, update_returning
 from inbox.core.text import one_line
 from inbox.expiry.services import AUDIT_BATCH, log
 from inbox.live import push as live
-from inbox.models import AuditEvent, InboxItem
+from inbox.models import AuditEvent, InboxItem, NotificationPreference, Snooze
+from inbox.teams.mail import email_message
+from inbox.teams.summaries import item_summary, with_decision_links
 
 
 def reminders_send(*, now: datetime | None = None) -> int:
@@ -111,3 +114,70 @@ def _send_emails(emails: list[EmailMessage]) -> None:
         get_connection(fail_silently=False).send_messages(emails)
     except Exception:  # the claim is kept: one missed reminder beats a reminder sent twice
         log.exception("could not send %d reminder email(s)", len(emails))
+
+
+def snoozes_wake(*, now: datetime | None = None) -> int:
+    """Beat task body: end every snooze whose time has come (``woken_at``, one UPDATE … RETURNING of the due
+    ones through the ``snooze_due`` index, so a snooze wakes once however many beats overlap), then remind each
+    person of the items that are still open through their notification settings: a mail at once (``immediate``),
+    a line in their next digest (``digest``: ``inbox.teams.digests``), or nothing but the page (``off``). Their
+    open pages hear ``item.reminder`` either way. Returns how many snoozes ended."""
+    now = now or timezone.now()
+    due = Snooze.objects.filter(woken_at__isnull=True, until__lte=now)
+    with transaction.atomic():
+        rows = update_returning(due, values={"woken_at": now}, guard={"woken_at": None}, returning=["id"])
+        if not rows:
+            return 0
+        woken = list(
+            Snooze.objects.filter(pk__in=id_set(row[0] for row in rows), item__status=InboxItem.Status.OPEN)
+            .select_related("user", "item__agent", "item__thread", "item__run")
+            .order_by("pk")
+        )
+        modes = dict(
+            NotificationPreference.objects.filter(user__in=[snooze.user_id for snooze in woken]).values_list(
+                "user_id", "email_mode"
+            )
+        )
+        actor = Actor.system("snoozes")
+        AuditEvent.objects.bulk_create(
+            [
+                audit_event(
+                    actor=actor,
+                    verb="item.snooze_ended",
+                    obj=snooze.item,
+                    data={"user": snooze.user.get_username(), "until": snooze.until.isoformat()},
+                    created_at=now,
+                )
+                for snooze in woken
+            ],
+            batch_size=AUDIT_BATCH,
+        )
+        live.publish_many_on_commit(
+            [
+                (
+                    [live.personal_group(snooze.user_id)],
+                    "item.reminder",
+                    {
+                        "item": snooze.item_id,
+                        "run": snooze.item.run_id,
+                        "expiresAt": snooze.item.expires_at.isoformat(),
+                        "message": f"{_title(snooze.item)} is back: you snoozed it until {snooze.until:%H:%M}.",
+                    },
+                )
+                for snooze in woken
+            ]
+        )
+        emails = [
+            _snooze_email(snooze)
+            for snooze in woken
+            if snooze.user.email and modes.get(snooze.user_id, NotificationPreference.Mode.IMMEDIATE) == "immediate"
+        ]
+        transaction.on_commit(lambda: _send_emails(emails))
+    return len(rows)
+
+
+def _snooze_email(snooze: Snooze) -> EmailMessage:
+    item = snooze.item
+    summary = with_decision_links(item_summary(item), item, user=snooze.user)
+    subject = f"Back from snooze: {item.tool_name or item.reason}: {item.message or item.interrupt_id}"[:150]
+    return email_message(snooze.user, subject, "snoozed_back", {"item": summary, "until": snooze.until})

@@ -19,7 +19,6 @@ before it expires, and pushes ``item.reminder`` to open pages. The claim is one 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -31,7 +30,7 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from inbox import access
-from inbox.audit.record import Actor, audit_event
+from inbox.audit.record import Actor, audit_event, audit_insert_sql
 from inbox.core.sql import Row, _update_sql, id_set
 from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem, Resume, Run
@@ -87,7 +86,9 @@ def expire_items(*, items_qs: QuerySet[InboxItem], now: datetime, note: str, act
         returning=["id", "agent_id", "thread_id", "run_id"],
     )
     if connection.vendor == "postgresql":
-        audit_sql, audit_params = _audit_insert_sql(source="updated", note=note, actor=actor, now=now)
+        audit_sql, audit_params = audit_insert_sql(
+            source="updated", verb="item.expired", data={"note": note}, actor=actor, now=now
+        )
         sql = f"WITH updated AS ({update_sql}), logged AS ({audit_sql}) SELECT * FROM updated"
         with connection.cursor() as cursor:
             cursor.execute(sql, [*update_params, *audit_params])
@@ -100,55 +101,15 @@ def expire_items(*, items_qs: QuerySet[InboxItem], now: datetime, note: str, act
             ids = id_set(row[0] for row in rows)
             quote = connection.ops.quote_name
             source = f"{quote(InboxItem._meta.db_table)} WHERE {quote('id')} IN ({ids.sql})"
-            audit_sql, audit_params = _audit_insert_sql(source=source, note=note, actor=actor, now=now)
+            audit_sql, audit_params = audit_insert_sql(
+                source=source, verb="item.expired", data={"note": note}, actor=actor, now=now
+            )
             with connection.cursor() as cursor:
                 cursor.execute(audit_sql, [*audit_params, *ids.params])
     if not rows:
         return []
     _publish_expired(rows, note=note)
     return rows
-
-
-def _audit_insert_sql(*, source: str, note: str, actor: Actor, now: datetime) -> tuple[str, list[Any]]:
-    """``INSERT INTO auditevent ... SELECT ... FROM <source>``: one ``item.expired`` AuditEvent per row of
-    ``source`` (which has the items' ``id``, ``agent_id`` and ``thread_id``). Building 100k ORM objects for
-    ``bulk_create`` takes seconds; this takes a fraction of one."""
-    audit = AuditEvent._meta
-    quote = connection.ops.quote_name
-    columns = ", ".join(
-        quote(audit.get_field(name).column)
-        for name in (
-            "actor_type",
-            "actor_user",
-            "actor_agent",
-            "actor_label",
-            "verb",
-            "object_type",
-            "object_id",
-            "agent",
-            "thread",
-            "data",
-            "created_at",
-        )
-    )
-    data = "CAST(%s AS jsonb)" if connection.vendor == "postgresql" else "%s"
-    sql = (
-        f"INSERT INTO {quote(audit.db_table)} ({columns}) "
-        f"SELECT %s, CAST(%s AS bigint), CAST(%s AS bigint), %s, %s, %s, CAST({quote('id')} AS varchar(64)), "
-        f"{quote('agent_id')}, {quote('thread_id')}, {data}, %s "
-        f"FROM {source}"
-    )
-    params = [
-        actor.type,
-        actor.user.pk if actor.user is not None else None,
-        actor.agent.pk if actor.agent is not None else None,
-        actor.label,
-        "item.expired",
-        "inboxitem",
-        json.dumps({"note": note}),
-        audit.get_field("created_at").get_db_prep_value(now, connection),
-    ]
-    return sql, params
 
 
 def _publish_expired(rows: list[Row], *, note: str) -> None:

@@ -1,10 +1,10 @@
-"""Celery tasks of expiry: the beat-driven sweep and reminders. Thin wrappers around one service each."""
+"""Celery tasks of expiry: the beat-driven sweep, reminders and the end of snoozes. Thin wrappers around one service each."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from inbox.expiry.reminders import reminders_send
+from inbox.expiry.reminders import reminders_send, snoozes_wake
 from inbox.expiry.services import expire_sweep
 
 
@@ -18,3 +18,9 @@ def expire_stale_items() -> int:
 def send_expiry_reminders() -> int:
 
     return reminders_send()
+
+
+@shared_task(name="inbox.tasks.wake_snoozed_items")
+def wake_snoozed_items() -> int:
+
+    return snoozes_wake()

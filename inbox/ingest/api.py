@@ -6,7 +6,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import permissions, serializers, status
+from rest_framework import exceptions, permissions, serializers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,11 +16,12 @@ from agents.auth import AgentTokenAuthentication, request_agent
 from agents.models import Agent
 from agents.throttles import IngestThrottle
 from inbox import access, limits
-from inbox.agui.parser import parse_body, read_run
+from inbox.agui.parser import IngestError, parse_body, read_run
+from inbox.conformance.recorder import record_cut, record_ingest_error
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.ingest.services import run_ingest
 from inbox.ingest.start import run_start
-from inbox.listing.serializers import RunSerializer, run_summary
+from inbox.listing.serializers import RunSerializer
 
 
 class IsAgent(permissions.BasePermission):
@@ -28,8 +29,12 @@ class IsAgent(permissions.BasePermission):
         return isinstance(request.auth, Agent)
 
 
+# Bodies the ingest refuses with 415: a run is JSON or an event stream, never a form.
+FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+
 class RawBodyParser(BaseParser):
-    """Accepts anything: the ingest view reads ``request.body`` itself, as JSON or as an SSE stream."""
+    """Accepts anything but a form: the ingest view reads ``request.body`` itself, as JSON or as an SSE stream."""
 
     media_type = "*/*"
 
@@ -117,6 +122,7 @@ class RunIngestApi(APIView):
             403: OpenApiResponse(ERROR_SCHEMA, description="The agent is disabled."),
             409: OpenApiResponse(ERROR_SCHEMA, description="Thread has open interrupts, or same ids, other content."),
             413: OpenApiResponse(ERROR_SCHEMA, description="Body over the size limit."),
+            415: OpenApiResponse(ERROR_SCHEMA, description="A form body (multipart or urlencoded), not JSON."),
             429: OpenApiResponse(ERROR_SCHEMA, description="Over the agent's ingest rate, or too many failed tokens."),
         },
         examples=[
@@ -149,11 +155,24 @@ class RunIngestApi(APIView):
     )
     def post(self, request: Request) -> Response:
         agent = request_agent(request)
-        body = _limited_body(request)
-        raw_events, prefix = parse_body(body, request.content_type or "")
-        record = read_run(raw_events, prefix)
-        result = run_ingest(agent=agent, record=record)
-        data = run_summary(result.run, request)
+        if (request.content_type or "").split(";")[0].strip().lower() in FORM_MEDIA_TYPES:
+            raise exceptions.UnsupportedMediaType(request.content_type)
+        try:
+            body = _limited_body(request)
+        except ApplicationError as error:
+            if error.code == "body_too_large":
+                record_cut(agent_id=agent.pk, variant="over_limits", message=error.message, where="POST /api/v1/runs")
+            raise
+        raw_events: list = []
+        try:
+            raw_events, prefix = parse_body(body, request.content_type or "")
+            record = read_run(raw_events, prefix)
+            result = run_ingest(agent=agent, record=record)
+        except IngestError as error:
+            # Everything refused is an observation of the agent's conformance report, with the rule broken.
+            record_ingest_error(agent_id=agent.pk, error=error, raw_events=raw_events, where="POST /api/v1/runs")
+            raise
+        data = RunSerializer(result.run, context={"request": request}).data
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Agent
@@ -18,6 +19,7 @@ from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
 from inbox.ingest.signals import run_ingested
 from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
+from inbox.teams.superseded import notify_superseded_on_commit
 
 
 @dataclass
@@ -93,12 +95,21 @@ def _run_ingest_once(
     if existing is not None:
         return _replay(existing, record)
 
-    if record.outcome == Run.Outcome.INTERRUPT:
-        open_items = list(
-            InboxItem.objects.filter(thread=thread, status=InboxItem.Status.OPEN).values(
-                "pk", "interrupt_id", "run__run_id", "expires_at"
-            )
+    superseded: list[InboxItem] = []
+    interrupt_ids = [interrupt.id for interrupt in record.interrupts]
+    # One read of the thread's items that bear on this run: the open ones (they block or are superseded) and
+    # those of earlier runs with one of this run's interrupt ids (reused ids, for the conformance report).
+    if record.outcome != Run.Outcome.ERROR or interrupt_ids:
+        related = list(
+            InboxItem.objects.filter(
+                Q(status=InboxItem.Status.OPEN) | Q(interrupt_id__in=interrupt_ids), thread=thread
+            ).values("pk", "interrupt_id", "run__run_id", "expires_at", "status")
         )
+    else:
+        related = []
+    reused_ids = {item["interrupt_id"] for item in related if item["interrupt_id"] in interrupt_ids}
+    if record.outcome != Run.Outcome.ERROR:
+        open_items = [item for item in related if item["status"] == InboxItem.Status.OPEN]
         # An item past its expiresAt is stale even if the sweep has not run yet; it does not block.
         stale = [item["pk"] for item in open_items if item["expires_at"] <= now]
         if stale:
@@ -109,7 +120,12 @@ def _run_ingest_once(
             )
             _expire_run_resumes(thread=thread, now=now)
         blocking = [dict(item) for item in open_items if item["expires_at"] > now]
-        if blocking:
+        if blocking and record.outcome != Run.Outcome.INTERRUPT:
+            # The agent finished a run on the thread without a resume answering them (rule 4): it no longer
+            # waits for these answers. They close as superseded (never sent) and their approvers are told.
+            open_ids = [item["pk"] for item in open_items if item["expires_at"] > now]
+            superseded = _supersede(item_ids=open_ids, record=record, now=now, actor=actor)
+        elif blocking:
             raise IngestError(
                 409,
                 "thread_has_open_interrupts",
@@ -134,8 +150,7 @@ def _run_ingest_once(
         ]
     )
     audit_record(*_audit_events(run=run, items=items, thread=thread, actor=actor, source=source))
-    # Whether the thread is new is not known here (the upsert does not say): the recorder looks for reused ids.
-    record_run(run=run, record=record, items=items, new_thread=False)
+    record_run(run=run, record=record, items=items, reused_ids=reused_ids, superseded=superseded)
     # Only list pages can be listening: the new items' and run's own pages cannot be open yet.
     groups = live.groups_for(agent_id=agent.pk)
     live.publish_many_on_commit(
@@ -149,6 +164,60 @@ def _run_ingest_once(
     # The caller serializes the run with its items: hand them over instead of querying them again.
     run.ingested_items = items  # type: ignore[attr-defined]  # read by inbox.listing.serializers
     return IngestResult(run, created=True)
+
+
+SUPERSEDED_NOTE = (
+    "the agent finished run {run_id} on this thread ({outcome}) without a resume answering this interrupt: "
+    "it no longer waits for the answer, so nothing is sent (AG-UI interrupts, rule 4)"
+)
+
+
+def _supersede(*, item_ids: list[int], record: RunRecord, now: datetime, actor: Actor) -> list[InboxItem]:
+    """Close the open items as superseded: status expired (a resume is never sent for them), outcome
+    superseded, one AuditEvent each, ``item.expired`` pushed to open pages, and their approvers told by mail
+    after the commit (``inbox.teams.superseded``). Returns the items closed. The caller holds the thread's lock;
+    the items' own locks keep a decision in flight from closing one twice."""
+    items = list(
+        InboxItem.objects.select_for_update()
+        .filter(pk__in=item_ids, status=InboxItem.Status.OPEN)
+        .order_by("run_id", "position")
+    )
+    if not items:
+        return []
+    note = SUPERSEDED_NOTE.format(run_id=record.run_id, outcome=record.outcome)
+    for item in items:
+        item.status, item.outcome = InboxItem.Status.EXPIRED, InboxItem.Outcome.SUPERSEDED
+        item.status_note, item.decided_at = note, now
+    InboxItem.objects.bulk_update(items, ["status", "outcome", "status_note", "decided_at"])
+    audit_record(
+        *[
+            audit_event(
+                actor=actor,
+                verb="item.superseded",
+                obj=item,
+                data={"interruptId": item.interrupt_id, "byRunId": record.run_id, "outcome": record.outcome},
+            )
+            for item in items
+        ]
+    )
+    live.publish_many_on_commit(
+        [
+            (
+                live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id),
+                "item.expired",
+                {
+                    "item": item.pk,
+                    "run": item.run_id,
+                    "status": item.status,
+                    "outcome": item.outcome,
+                    "note": note,
+                },
+            )
+            for item in items
+        ]
+    )
+    notify_superseded_on_commit([item.pk for item in items])
+    return items
 
 
 def _new_run_and_items(
@@ -176,6 +245,7 @@ def _new_run_and_items(
         messages_snapshot=record.messages_snapshot,
         tool_calls=record.tool_calls,
         tool_results=record.tool_results,
+        pending_tool_call_ids=record.pending_tool_call_ids,
         events=record.events,
         input=run_input if run_input is not None else record.started_input,
         requested_by=record.requested_by,

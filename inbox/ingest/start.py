@@ -3,6 +3,11 @@
 An agent that only serves AG-UI over HTTP (LangGraph through ``ag-ui-langgraph``, the demo agent) needs
 no code of its own to use the inbox: the inbox POSTs the user's message, reads the reply stream, and
 ingests its outcome exactly like a run posted to ``/api/v1/runs``.
+
+The API (``POST /api/v1/agents/<slug>/runs``) answers when the agent has. The agent's page does not hold the
+approver's request meanwhile: ``run_start_queue`` checks what can be checked at once, stores a ``RunStart`` and
+queues ``inbox.tasks.start_run``; a worker asks the agent (``run_start_finish``) and the page shows the start's
+progress until its run is stored or it failed.
 """
 
 from __future__ import annotations
@@ -12,15 +17,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ag_ui.core import RunAgentInput, UserMessage
+from django.conf import settings
+from django.utils import timezone
 
 from agents.client import AgentCallError, run_agent
 from agents.models import Agent
 from inbox import limits
 from inbox.agui.parser import IngestError, read_run
 from inbox.audit.record import Actor
+from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error
 from inbox.core.errors import ApplicationError
+from inbox.core.queue import send_on_commit
 from inbox.ingest.services import run_ingest
-from inbox.models import InboxItem, Run, Thread
+from inbox.models import InboxItem, Run, RunStart, Thread
 
 
 @dataclass
@@ -96,9 +105,8 @@ def check_start_input(message: str, thread_id: str | None) -> None:
         )
 
 
-def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> StartedRun:
-    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started).
-    Refusals are ``ApplicationError`` (an IngestError when the run cannot be stored)."""
+def _prepare(*, agent: Agent, message: str, thread_id: str | None) -> tuple[str, dict[str, Any]]:
+    """The checks that need no agent, and the RunAgentInput to send: (thread id, input)."""
     check_start_input(message, thread_id)
     if not agent.enabled:
         raise ApplicationError(409, "agent_disabled", f"Agent {agent.slug!r} is disabled.")
@@ -106,16 +114,69 @@ def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = 
         raise ApplicationError(409, "no_endpoint", f"Agent {agent.slug!r} has no AG-UI endpoint URL to start runs on.")
     thread_id = thread_id or f"thread-{uuid.uuid4().hex[:16]}"
     check_thread_idle(agent=agent, thread_id=thread_id)
-    run_input = build_start_input(agent=agent, thread_id=thread_id, message=message)
+    return thread_id, build_start_input(agent=agent, thread_id=thread_id, message=message)
+
+
+def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> StartedRun:
+    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started).
+    Refusals are ``ApplicationError`` (an IngestError when the run cannot be stored)."""
+    thread_id, run_input = _prepare(agent=agent, message=message, thread_id=thread_id)
+    return _send(agent=agent, user=user, thread_id=thread_id, run_input=run_input)
+
+
+def run_start_queue(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> RunStart:
+    """Check the start, store it and queue its send to the agent (on commit). Refusals are ``ApplicationError``."""
+    thread_id, run_input = _prepare(agent=agent, message=message, thread_id=thread_id)
+    start = RunStart.objects.create(agent=agent, user=user, thread_id=thread_id, run_input=run_input)
+
+    def unqueued() -> None:
+        RunStart.objects.filter(pk=start.pk, state=RunStart.State.PENDING).update(
+            state=RunStart.State.FAILED,
+            error_status=503,
+            error_code="not_queued",
+            error="The inbox could not queue the start (its queue is unreachable). Try again shortly.",
+        )
+
+    send_on_commit("inbox.tasks.start_run", [start.pk], when_unqueued=unqueued)
+    return start
+
+
+def run_start_finish(start_id: int) -> str:
+    """The worker's part: send a pending start to its agent and record the outcome. A start that is no longer
+    pending is left alone."""
+    start = RunStart.objects.select_related("agent", "user").filter(pk=start_id).first()
+    if start is None or start.state != RunStart.State.PENDING:
+        return "gone"
+    try:
+        started = _send(agent=start.agent, user=start.user, thread_id=start.thread_id, run_input=start.run_input)
+    except ApplicationError as error:
+        RunStart.objects.filter(pk=start.pk).update(
+            state=RunStart.State.FAILED, error_status=error.status, error_code=error.code, error=error.message
+        )
+        return "failed"
+    RunStart.objects.filter(pk=start.pk).update(state=RunStart.State.DONE, run=started.run)
+    return "done"
+
+
+def start_overdue(start: RunStart) -> bool:
+    """A pending start older than any agent reply may take lost its worker or its queue message."""
+    limit = settings.INBOX_AGENT_STREAM_DEADLINE + settings.INBOX_AGENT_CONNECT_TIMEOUT + 60
+    return start.state == RunStart.State.PENDING and (timezone.now() - start.created_at).total_seconds() > limit
+
+
+def _send(*, agent: Agent, user: Any, thread_id: str, run_input: dict[str, Any]) -> StartedRun:
+    where = f"reply to a run started from the inbox ({run_input['runId']})"
     try:
         raw_events = run_agent(agent=agent, run_input=run_input)
     except AgentCallError as error:
+        record_call_error(agent_id=agent.pk, error=error, run_id=run_input["runId"], where=where)
         raise ApplicationError(
             502, "agent_unreachable" if error.retryable else "agent_bad_reply", error.message
         ) from None
     try:
         record = read_run(raw_events, "events", allow_error=True)
-    except IngestError as error:
+    except IngestError as error:  # parsing only: every error here is the agent's reply breaking the contract
+        record_ingest_error(agent_id=agent.pk, error=error, raw_events=raw_events, where=where)
         raise ApplicationError(
             502,
             "agent_bad_reply",
@@ -125,11 +186,18 @@ def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = 
     record.thread_id = record.thread_id or thread_id
     record.run_id = record.run_id or run_input["runId"]
     if record.thread_id != thread_id:
+        message = f"The agent answered on thread {record.thread_id!r}, not {thread_id!r}."
+        record_cut(agent_id=agent.pk, variant="other_thread", message=message, run_id=record.run_id, where=where)
         raise ApplicationError(
             502, "agent_bad_reply", f"The agent answered on thread {record.thread_id!r}, not {thread_id!r}."
         )
     # An IngestError here (409: the thread gained open interrupts meanwhile) is the caller's answer as is.
-    result = run_ingest(
-        agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user), run_input=run_input
-    )
+    try:
+        result = run_ingest(
+            agent=agent, record=record, source=Run.Source.STARTED, actor=Actor.for_user(user), run_input=run_input
+        )
+    except IngestError as error:
+        if error.code != "thread_has_open_interrupts":  # the inbox's own race, not the agent's doing
+            record_ingest_error(agent_id=agent.pk, error=error, raw_events=raw_events, where=where)
+        raise
     return StartedRun(run=result.run, created=result.created)

@@ -29,8 +29,9 @@ from inbox import access
 from inbox.conformance.rules import CONFORMS, DEVIATES
 from inbox.conformance.selectors import agent_report
 from inbox.core.errors import ApplicationError
-from inbox.ingest.start import run_start
-from inbox.models import InboxItem, Run
+from inbox.ingest.start import run_start_queue, start_overdue
+from inbox.models import InboxItem, Run, RunStart
+from inbox.resumes.delivery import agent_deliveries
 
 VIA = "agent_page"
 NEW_TOKEN_KEY = "agents.new_token"
@@ -58,6 +59,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         )
     )
     outcomes = dict(Run.Outcome.choices)
+    deliveries = agent_deliveries([agent.pk for agent in agents])
     # One small query per agent (the report reads its observations): a registry holds tens of agents.
     rows = [
         {
@@ -65,6 +67,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
             "host": services.endpoint_host(agent.endpoint_url),
             "last_outcome": outcomes.get(agent.last_run_outcome or "", ""),  # type: ignore[attr-defined]
             "conformance": conformance_summary(agent),
+            "delivery": deliveries[agent.pk],
         }
         for agent in agents
     ]
@@ -90,6 +93,7 @@ def _detail(request: HttpRequest, agent: Agent, status: int = 200, **context: An
         "scenarios": SCENARIOS.items() if agent.slug == "demo" else (),
         "conformance": agent_report(agent),
         "can_manage": can_manage,
+        "agent_delivery": agent_deliveries([agent.pk])[agent.pk],
     }
     new_token = None
     if can_manage:
@@ -141,12 +145,28 @@ def agent_detail(request: HttpRequest, slug: str) -> HttpResponse:
         return _detail(request, agent)
     form = {"message": request.POST.get("message", "").strip(), "thread_id": request.POST.get("thread_id", "").strip()}
     try:
-        started = run_start(
+        start = run_start_queue(
             agent=agent, user=request.user, message=form["message"], thread_id=form["thread_id"] or None
         )
     except ApplicationError as error:
         return _detail(request, agent, status=error.status, form=form, error=error)
-    run = started.run
+    # A worker asks the agent; this request does not wait on it (a silent agent would hold it for minutes).
+    return redirect("agents:start", slug=agent.slug, start_id=start.pk)
+
+
+@login_required
+def start_progress(request: HttpRequest, slug: str, start_id: int) -> HttpResponse:
+    """A start's progress: reloads itself while the agent is asked, then the run's page or the refusal."""
+    agent = get_object_or_404(access.visible_agents(request.user), slug=slug)
+    start = get_object_or_404(RunStart.objects.select_related("run"), pk=start_id, agent=agent, user=request.user)
+    if start.state == RunStart.State.FAILED or start_overdue(start):
+        message = start.error or "The agent did not answer in time; the start was given up. Try again."
+        error = ApplicationError(start.error_status or 504, start.error_code or "start_lost", message)
+        form = {"message": start.run_input["messages"][-1].get("content", ""), "thread_id": ""}
+        return _detail(request, agent, status=error.status, form=form, error=error)
+    if start.state == RunStart.State.PENDING or start.run is None:
+        return render(request, "agents/start_progress.html", {"agent": agent, "start": start})
+    run = start.run
     count = run.items.count()
     if count:
         messages.success(request, f"The agent paused with {count} interrupt(s) to decide.")

@@ -38,7 +38,8 @@ def follow_up(*, user: Any, run_id: int, resumed_run_id: int | None = None) -> I
 
 def follow_up_context(*, user: Any, run_id: int, resumed_run_id: int | None = None) -> dict[str, Any]:
     """What ``_follow_up.html`` draws: ``follow_up`` and ``follow_up_count``, how many interrupts the follow-up
-    run asks (the link says "1 of 3" when it is more than one)."""
+    run asks (the link says "1 of 3" when it is more than one), and ``follow_up_from``, the run it follows: its
+    link says so (``?asked_again=<run>``), and the follow-up's page announces "The agent asked again"."""
     item = follow_up(user=user, run_id=run_id, resumed_run_id=resumed_run_id)
     count = 0 if item is None else InboxItem.objects.filter(run_id=item.run_id, status=InboxItem.Status.OPEN).count()
-    return {"follow_up": item, "follow_up_count": count}
+    return {"follow_up": item, "follow_up_count": count, "follow_up_from": run_id}

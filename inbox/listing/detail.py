@@ -4,12 +4,14 @@ page shows about the team (holder, quorum, assignees, discussion)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from typing import Any
 
 from django.db.models import Q
 
 from inbox.access import locked_by_claim, overrides_claim, visible_items, visible_runs
+from inbox.decisions.shapes import shape_of
 from inbox.listing.selectors import SORT_ORDERS, ListFilters, tab_rows
 from inbox.models import InboxItem, Resume, Run
 
@@ -66,14 +68,16 @@ def _run_truth(items: list[InboxItem], resume: Resume | None) -> dict[str, Any]:
         "delivery": resume.state if resume else None,
         "delivery_error": resume.last_error if resume else None,
         "delivery_attempts": resume.attempts if resume else None,
+        "delivery_next_at": resume.next_attempt_at if resume else None,
+        "delivery_at": resume.delivered_at if resume else None,
     }
 
 
 def neighbours_in_list(*, user, filters: ListFilters, item: InboxItem) -> tuple[InboxItem | None, InboxItem | None]:
     """The open items just after and just before ``item`` in the list's order under ``filters`` (the list the
-    approver came from; its Decided or Expired tab counts as the Open one, since only open items are worked).
+    approver came from; its Decided, Expired or All tab counts as the Open one, since only open items are worked).
     The next one wraps around to the first, so the end of the list still leads somewhere while work remains."""
-    worked = replace(filters, tab=filters.tab if filters.tab in ("open", "mine") else "open", page=1)
+    worked = replace(filters, tab=filters.tab if filters.tab in ("open", "mine", "snoozed") else "open", page=1)
     # Only ids: with_truth's per-row subqueries (list_rows) made PostgreSQL hash every open item for one row.
     rows = tab_rows(user=user, filters=worked).exclude(pk=item.pk).only("pk", "expires_at")
     ordered = SORT_ORDERS[worked.effective_sort]
@@ -161,6 +165,19 @@ def comments_of(target: InboxItem | Run) -> list:
     return list(target.comments.select_related("user").order_by("created_at", "pk"))
 
 
+def my_approval_counts(*, user, item: InboxItem, decisions: list) -> bool:
+    """``user`` approved ``item`` with the answer its Approve button sends, and that vote still counts: the
+    button would be refused (409 ``already_approved``). Another answer (other edits) is still theirs to give."""
+    shape = shape_of(item)
+    if shape is None:
+        return False
+    plain = json.dumps(shape.payload(True), sort_keys=True)
+    return any(
+        d.user_id == user.pk and d.counts and d.is_approval and json.dumps(d.payload, sort_keys=True) == plain
+        for d in decisions
+    )
+
+
 def item_team(*, user, item: InboxItem, decisions: list) -> dict:
     """What the item page shows about the team: who holds the item and whether the viewer may decide it,
     whom it can be handed to, the quorum so far and the discussion."""
@@ -168,6 +185,10 @@ def item_team(*, user, item: InboxItem, decisions: list) -> dict:
     may_reassign = item.is_open and not locked
     quorum = item_quorum(item=item, decisions=decisions)
     return {
+        # My approval already counts towards the quorum: approving the same answer again would be refused.
+        "approve_spent": quorum is not None
+        and item.is_open
+        and my_approval_counts(user=user, item=item, decisions=decisions),
         "holder_is_me": item.held_by(user),
         # Only the holder decides a claimed item; staff may, and the service audits the override.
         "claim_locked": item.is_open and locked,

@@ -8,20 +8,25 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.contrib.messages import SUCCESS
+from django.contrib.messages.storage.base import Message
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.cache import patch_vary_headers
 
 from inbox.access import locked_by_claim
 from inbox.core.converters import database_id
 from inbox.decisions import forms
 from inbox.decisions.rules import is_requester, requester_of
 from inbox.expiry.services import run_expiry_summary
-from inbox.listing import chain, detail
+from inbox.listing import chain, detail, saved_views
 from inbox.listing import selectors as page_selectors
 from inbox.listing.preview import resume_preview
 from inbox.listing.selectors import ListFilters
 from inbox.models import InboxItem, Run
+from inbox.teams.snooze import PRESETS as SNOOZE_PRESETS
+from inbox.teams.snooze import snooze_of
 
 LIST_COOKIE = "inbox_list"
 
@@ -39,20 +44,23 @@ def then_next(request: HttpRequest) -> bool:
     return bool(request.session.get(THEN_NEXT_SESSION_KEY, True))
 
 
-def _triage(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
-    following, previous = detail.neighbours_in_list(user=request.user, filters=list_filters_of(request), item=item)
+def _triage(request: HttpRequest, item: InboxItem, filters: ListFilters) -> dict[str, Any]:
+    following, previous = detail.neighbours_in_list(user=request.user, filters=filters, item=item)
     return {
         "next_item": following,
         "previous_item": previous,
-        "list_url": "/inbox/?" + list_filters_of(request).querystring(),
+        "list_url": "/inbox/?" + filters.querystring(),
         "then_next": then_next(request),
     }
 
 
 def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
-    """What the list shows that changes as items come and go: the page of rows, the tab counts, the pager.
+    """What the list shows that changes as items come and go: the page of rows, the tab and view counts, the pager.
     The page and its live updates (inbox.live.fragments) render it from here."""
-    counts = page_selectors.tab_counts(user=user, filters=filters)
+    views = saved_views.tab_views(user)
+    counts, view_counts = page_selectors.tab_counts(
+        user=user, filters=filters, views=[saved_views.filters_of(view) for view in views]
+    )
     page = page_selectors.list_page(user=user, filters=filters, counts=counts)
     items = page_selectors.with_bulk_notes(list(page.object_list), user)
     return {
@@ -69,6 +77,8 @@ def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
         ],
         "base_qs": filters.querystring(page=1),
         "item_path": item_path(),
+        # The viewer's saved views as tabs with their counts (and whether the list shows one now).
+        "view_tabs": saved_views.view_tabs(views=views, counts=view_counts, filters=filters),
     }
 
 
@@ -105,14 +115,50 @@ def decision_words(item: InboxItem) -> str:
     return "Approved" if isinstance(payload, dict) and payload.get("approved") is True else "Answered"
 
 
-def item_page(
-    request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200, extra: dict | None = None
-) -> HttpResponse:
+PANE_TARGET = "split-pane"
+
+
+def is_pane_request(request: HttpRequest) -> bool:
+    """Whether the list's split view asked for the item as its pane (htmx names the element it swaps)."""
+    return request.headers.get("HX-Target") == PANE_TARGET
+
+
+def split_query(filters: ListFilters, item: InboxItem) -> str:
+    """The split view's query string with ``item`` shown: the list's filters, and the item."""
+    query = filters.querystring()
+    return f"{query}&item={item.pk}" if query else f"item={item.pk}"
+
+
+def pane_moved_on(request: HttpRequest, *, said: str, following: InboxItem, after: int) -> HttpResponse | None:
+    """After a decision in the split view: when the pane of the item it goes on to was fetched ahead
+    (``X-Pane-Ahead`` names it), the answer is only the words to show above it (or the decision's Undo toast) and
+    where it is (``X-Pane-Next``):
+    the browser shows the pane it has instead of waiting for it. None: the page's usual redirect answers."""
+    if not is_pane_request(request) or request.headers.get("X-Pane-Ahead") != str(following.pk):
+        return None
+    # _flashes.html draws the Undo toast of the decision too, when it has one (then ``said`` is empty).
+    response = render(request, "inbox/_flashes.html", {"messages": [Message(SUCCESS, said)] if said else []})
+    response["X-Pane-Next"] = f"{following.get_absolute_url()}?after={after}"
+    return response
+
+
+def item_context(
+    request: HttpRequest,
+    item: InboxItem,
+    *,
+    error=None,
+    post=None,
+    extra: dict | None = None,
+    filters: ListFilters | None = None,
+) -> dict[str, Any]:
+    """What the item page shows, and the split view's pane with it (the same partials draw both). Next and
+    previous follow ``filters``: by default the list this user last looked at."""
+    filters = filters or list_filters_of(request)
     siblings = detail.item_siblings(item)
     errors = forms.field_errors(getattr(error, "errors", []) or [])
     decided = sum(1 for sibling in siblings if sibling.is_decided)
     decisions = list(item.decisions.select_related("user"))
-    context = {
+    return {
         "item": item,
         "run": item.run,
         "siblings": siblings,
@@ -121,14 +167,28 @@ def item_page(
         "error": error,
         "comment": post.get("comment", "") if post is not None else "",
         "decisions": decisions,
-        **_triage(request, item),
+        **_triage(request, item, filters),
         # The requester may not approve their own action: the page says so before the click.
         "is_requester": item.is_open and is_requester(request.user, requester_of(item)),
         **detail.item_team(user=request.user, item=item, decisions=decisions),
         **_chain(request, item),
+        # The viewer's own snooze of the item, if one is in force (the snooze control).
+        "snooze": snooze_of(request.user, item) if item.is_open else None,
+        "snooze_presets": list(SNOOZE_PRESETS.items()),
+        "split_query": split_query(filters, item),
         **(extra or {}),
     }
-    return render(request, "inbox/item.html", context, status=status)
+
+
+def item_page(
+    request: HttpRequest, item: InboxItem, *, error=None, post=None, status: int = 200, extra: dict | None = None
+) -> HttpResponse:
+    """The item page, or, asked for by the list's split view, the same page's body as its pane."""
+    context = item_context(request, item, error=error, post=post, extra=extra)
+    template = "inbox/_item_pane.html" if is_pane_request(request) else "inbox/item.html"
+    response = render(request, template, context, status=status)
+    patch_vary_headers(response, ["HX-Target"])  # the same URL answers a page or a pane
+    return response
 
 
 def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
@@ -138,8 +198,12 @@ def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
     after = database_id(request.GET.get("after"))
     own = {} if item.is_open else chain.follow_up_context(user=request.user, run_id=item.run_id)
     earlier = chain.follow_up(user=request.user, run_id=after) if after and after != item.run_id else None
+    # Reached by the chain's link (``?asked_again=<the run decided>``): say so, if it is so — this item's run is
+    # the one the agent answered that run's resume with.
+    asked = database_id(request.GET.get("asked_again"))
     return {
         **own,
+        "asked_again": asked is not None and asked != item.run_id and chain.resumed_run_of(asked) == item.run_id,
         "chain_after": after,
         "chain_notice": earlier if earlier is not None and earlier.pk != item.pk else None,
         # Followed at once only on the page reached by deciding, never when a decided item is revisited.

@@ -3,13 +3,14 @@
 
 Every query starts from ``access.visible_items`` (the team rule), so a page never shows a row its
 viewer may not see. The list page runs a fixed number of queries whatever the data: one for the tab
-counts (which also gives the paginator its total), one for the page of rows, one each for the agent and
-reason filter options.
+counts (which also gives the paginator its total), one for the page of rows, one for the reason filter's
+options; the agent filter's options are the viewer's agents, read once per request (``access.agent_choices``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlencode
@@ -21,24 +22,14 @@ from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 from django.db.models.functions import StrIndex, Upper
 from django.http import QueryDict
+from django.utils import timezone
 
-from inbox.access import locked_by_claim, visible_agents, visible_items
+from inbox.access import agent_choices, locked_by_claim, of_agent, visible_agents, visible_items
 from inbox.core.paging import AtLeast, distinct_values
-from inbox.decisions.rules import is_requester, needs_form_input
+from inbox.decisions.rules import is_requester
+from inbox.decisions.shapes import needs_form_input
 from inbox.limits import LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT, SEARCH_RECENT_ROWS
-from inbox.models import InboxItem, ItemSearchText, Resume
-
-# The resume's state as the approver reads it, plus "waiting" (other interrupts of the run are still open)
-# and "none" (the run was closed without a resume).
-DELIVERY_LABELS = {
-    "waiting": "Waiting for the run",
-    "pending": "Queued",
-    "sending": "Sending",
-    "delivered": "Delivered",
-    "failed": "Delivery failed",
-    "expired": "Not delivered",
-    "none": "Not sent",
-}
+from inbox.models import InboxItem, ItemSearchText, Resume, Snooze
 
 
 def with_truth(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
@@ -67,6 +58,8 @@ def with_truth(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
         delivery=F("run__resume__state"),
         delivery_error=F("run__resume__last_error"),
         delivery_attempts=F("run__resume__attempts"),
+        delivery_next_at=F("run__resume__next_attempt_at"),
+        delivery_at=F("run__resume__delivered_at"),
     )
 
 
@@ -78,8 +71,12 @@ def item_list(
     agent: str | None = None,
     reason: str | None = None,
     thread: str | None = None,
+    view: ListFilters | None = None,
 ) -> QuerySet[InboxItem]:
-    items = visible_items(user).select_related("agent", "thread", "run", "decided_by", "claimed_by")
+    """The API's list: visible items, newest first; or the rows a saved view's filters show (``view``: its tab,
+    filters and order, as on the page), narrowed further by the other filters."""
+    items = visible_items(user) if view is None else tab_rows(user=user, filters=view)
+    items = items.select_related("agent", "thread", "run", "decided_by", "claimed_by")
     if status:
         items = items.filter(status=status)
     if outcome:
@@ -90,6 +87,8 @@ def item_list(
         items = items.filter(reason=reason)
     if thread:
         items = items.filter(thread__thread_id=thread)
+    if view is not None:
+        return items
     # Newest first: ids grow with arrival, and the primary key needs no index of its own to sort on.
     return items.order_by("-id")
 
@@ -97,10 +96,13 @@ def item_list(
 PAGE_SIZE = 50
 
 
-TABS = ("open", "mine", "decided", "expired", "all")
+TABS = ("open", "mine", "snoozed", "decided", "expired", "all")
 
 # The tabs that may show open rows, so the bulk bar and the rows' selection column.
-BULK_TABS = ("open", "mine", "all")
+BULK_TABS = ("open", "mine", "snoozed", "all")
+
+# The tabs of open items a person works through: the items they snoozed are out of these until they wake.
+WORK_TABS = ("open", "mine")
 
 
 # The list's orders, each one read from the index of the tab it is offered on (the partial indexes per
@@ -128,6 +130,7 @@ _ARRIVAL_SORTS = ("newest", "oldest")
 TAB_SORTS: dict[str, tuple[str, ...]] = {
     "open": SORTS,
     "mine": SORTS,
+    "snoozed": SORTS,
     "decided": _ARRIVAL_SORTS,
     "expired": _ARRIVAL_SORTS,
     "all": _ARRIVAL_SORTS,
@@ -145,11 +148,38 @@ CORE_REASONS = ("tool_call", "input_required", "confirmation")
 
 _TAB_FILTERS: dict[str, Q] = {
     "open": Q(status=InboxItem.Status.OPEN),
-    "mine": Q(status=InboxItem.Status.OPEN),  # and held by the viewer: see list_rows
+    "mine": Q(status=InboxItem.Status.OPEN),  # and held by the viewer
+    "snoozed": Q(status=InboxItem.Status.OPEN),  # and snoozed by the viewer
     "decided": Q(status__in=InboxItem.DECIDED),
     "expired": Q(status=InboxItem.Status.EXPIRED),
     "all": Q(),
 }
+
+
+def _snoozes_in_force(user) -> QuerySet[Snooze]:
+    """``user``'s snooze of the outer row, if it is in force: not yet woken and its time still ahead."""
+    now = timezone.now()  # the app's clock, as the expiry sweep reads it
+    return Snooze.objects.filter(user_id=user.pk, item_id=OuterRef("pk"), woken_at__isnull=True, until__gt=now)
+
+
+def snoozed_by(user) -> Exists:
+    """The row is snoozed by ``user`` now: a snooze of theirs not yet woken whose time is still ahead. As a
+    filter it is an EXISTS (or NOT EXISTS) probe of the snooze table's (user, item) index per row the tab's
+    own index yields, so the tab keeps its plan; other people's snoozes never count."""
+    return Exists(_snoozes_in_force(user))
+
+
+def tab_q(tab: str, user) -> Q:
+    """The rows of ``tab`` for ``user``: the tab's status, and on the work tabs (Open, Mine) none ``user``
+    snoozed; Mine only what they hold, Snoozed only what they snoozed."""
+    condition = _TAB_FILTERS[tab]
+    if tab == "mine":
+        condition &= Q(claimed_by=user.pk)
+    if tab in WORK_TABS:
+        condition &= ~snoozed_by(user)
+    elif tab == "snoozed":
+        condition &= snoozed_by(user)
+    return condition
 
 
 # Heavy JSON the list never shows; the row needs only tool_call (for the tool's name) and, for an open
@@ -208,7 +238,7 @@ class ListFilters:
     @property
     def effective_sort(self) -> str:
         """Open items are worked soonest-to-expire first; everything else newest first."""
-        return self.sort or ("expires" if self.tab in ("open", "mine") else "newest")
+        return self.sort or ("expires" if self.tab in ("open", "mine", "snoozed") else "newest")
 
     @property
     def sort_choices(self) -> list[tuple[str, str]]:
@@ -265,7 +295,7 @@ class SortHeader:
 def _filtered(user, filters: ListFilters, *, search_limit: int | None = None) -> QuerySet[InboxItem]:
     items = visible_items(user)
     if filters.agent:
-        items = items.filter(agent__slug=filters.agent)
+        items = items.filter(of_agent(user, filters.agent))
     if filters.reason:
         items = items.filter(reason=filters.reason)
     if filters.thread:
@@ -378,64 +408,67 @@ def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list
     return "SELECT " + ", ".join(parts), params
 
 
-def tab_counts(*, user, filters: ListFilters) -> dict[str, int]:
-    """Items per tab under the current filters, in one query of one bounded subquery per tab.
+def tab_counts(*, user, filters: ListFilters, views: Sequence[ListFilters] = ()) -> tuple[dict[str, int], list[int]]:
+    """Items per tab under the current filters, and the rows of each of ``views`` (its tab under its filters: the
+    saved views' tabs), in one query of one bounded subquery per tab and per view.
 
     Each subquery stops after its bound (read from the index that serves the tab), so the cost does not grow
     with the history: the current tab counts up to ``LIST_COUNT_LIMIT`` (its pager needs the number; past it
-    the tab reads "10,000+" and the pager stops there), the others' badges up to ``LIST_BADGE_COUNT_LIMIT``
-    ("1,000+")."""
+    the tab reads "10,000+" and the pager stops there), the others' badges and the views up to
+    ``LIST_BADGE_COUNT_LIMIT`` ("1,000+"). A view with a search reads its matches first, as the list does."""
+    badge = min(LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT)
     # A search's counts take one match past the limit: it says there are more than the list shows.
     base = _filtered(user, filters, search_limit=LIST_SEARCH_LIMIT + 1 if filters.q else None)
-    if base.query.is_empty():  # nobody logged in
-        return dict.fromkeys(TABS, 0)
+    viewed = [tab_rows(user=user, filters=each) for each in views]
+    if base.query.is_empty() or any(queryset.query.is_empty() for queryset in viewed):  # nobody logged in
+        return dict.fromkeys(TABS, 0), [0] * len(views)
     if filters.q:
-        return _search_counts(user=user, matches=base)
-    querysets = {
-        "open": base.filter(_TAB_FILTERS["open"]),
-        "mine": base.filter(_TAB_FILTERS["mine"], claimed_by=user.pk),
-        "decided": base.filter(_TAB_FILTERS["decided"]),
-        "expired": base.filter(_TAB_FILTERS["expired"]),
-        "all": base,
-    }
-    bounds = {
-        tab: LIST_COUNT_LIMIT if tab == filters.tab else min(LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT) for tab in TABS
-    }
-    sql, params = _bounded_count_sql([(querysets[tab], bounds[tab]) for tab in TABS])
-    with connections[base.db].cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    return {tab: AtLeast(bounds[tab]) if n > bounds[tab] else n for tab, n in zip(TABS, row, strict=True)}
+        counts, row = _search_counts(user=user, matches=base, also=[(queryset, badge) for queryset in viewed])
+    else:
+        bounds = {tab: LIST_COUNT_LIMIT if tab == filters.tab else badge for tab in TABS}
+        querysets = [(base.filter(tab_q(tab, user)), bounds[tab]) for tab in TABS]
+        sql, params = _bounded_count_sql([*querysets, *((queryset, badge) for queryset in viewed)])
+        with connections[base.db].cursor() as cursor:
+            cursor.execute(sql, params)
+            row = list(cursor.fetchone())
+        counts = {tab: AtLeast(bounds[tab]) if n > bounds[tab] else n for tab, n in zip(TABS, row, strict=False)}
+        row = row[len(TABS) :]
+    return counts, [AtLeast(badge) if n > badge else n for n in row]
 
 
-def _search_counts(*, user, matches: QuerySet[InboxItem]) -> dict[str, int]:
+def _search_counts(
+    *, user, matches: QuerySet[InboxItem], also: list[tuple[QuerySet, int]]
+) -> tuple[dict[str, int], list[int]]:
     """Tab counts of a text search in one pass over its matches (at most ``LIST_SEARCH_LIMIT + 1``): one read of
     the search instead of one per tab. With more matches than the list shows, every count is a lower bound
-    ("123+")."""
-    sql, params = matches.order_by().values("status", "claimed_by").query.sql_with_params()
+    ("123+"). The same statement counts ``also`` (bounded subqueries: the saved views)."""
+    matches = matches.annotate(snoozed=snoozed_by(user))
+    sql, params = matches.order_by().values("status", "claimed_by", "snoozed").query.sql_with_params()
+    also_sql, also_params = _bounded_count_sql(also) if also else ("SELECT ", [])
+    also_columns = also_sql.removeprefix("SELECT ")
     status = InboxItem.Status
     decided = (status.RESOLVED, status.CANCELLED)
     with connections[matches.db].cursor() as cursor:
         cursor.execute(
             "SELECT COUNT(*), "
-            "COALESCE(SUM(CASE WHEN m.status = %s THEN 1 ELSE 0 END), 0), "
-            "COALESCE(SUM(CASE WHEN m.status = %s AND m.claimed_by = %s THEN 1 ELSE 0 END), 0), "
+            "COALESCE(SUM(CASE WHEN m.status = %s AND NOT m.snoozed THEN 1 ELSE 0 END), 0), "
+            "COALESCE(SUM(CASE WHEN m.status = %s AND m.claimed_by = %s AND NOT m.snoozed THEN 1 ELSE 0 END), 0), "
+            "COALESCE(SUM(CASE WHEN m.status = %s AND m.snoozed THEN 1 ELSE 0 END), 0), "
             "COALESCE(SUM(CASE WHEN m.status IN (%s, %s) THEN 1 ELSE 0 END), 0), "
-            f"COALESCE(SUM(CASE WHEN m.status = %s THEN 1 ELSE 0 END), 0) FROM ({sql}) AS m",
-            [status.OPEN, status.OPEN, user.pk, *decided, status.EXPIRED, *params],
+            f"COALESCE(SUM(CASE WHEN m.status = %s THEN 1 ELSE 0 END), 0){', ' if also else ''}{also_columns} "
+            f"FROM ({sql}) AS m",
+            [status.OPEN, status.OPEN, user.pk, status.OPEN, *decided, status.EXPIRED, *also_params, *params],
         )
         total, *tabs = cursor.fetchone()
     bounded = total > LIST_SEARCH_LIMIT
-    counts = dict(zip(("open", "mine", "decided", "expired"), tabs, strict=True))
+    counts = dict(zip(("open", "mine", "snoozed", "decided", "expired"), tabs[:5], strict=True))
     counts["all"] = min(total, LIST_SEARCH_LIMIT)
-    return {tab: AtLeast(n) if bounded else n for tab, n in counts.items()}
+    return {tab: AtLeast(n) if bounded else n for tab, n in counts.items()}, list(tabs[5:])
 
 
 def tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     """The tab's rows under the filters, in the tab's order (no columns chosen yet)."""
-    items = _filtered(user, filters).filter(_TAB_FILTERS[filters.tab])
-    if filters.tab == "mine":
-        items = items.filter(claimed_by=user.pk)
+    items = _filtered(user, filters).filter(tab_q(filters.tab, user))
     return items.order_by(*SORT_ORDERS[filters.effective_sort])
 
 
@@ -444,10 +477,16 @@ def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
     return with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
 
 
-def _with_requester(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
+def _with_row_notes(items: QuerySet[InboxItem], user) -> QuerySet[InboxItem]:
     """Who asked for each row's action, read beside the row (its metadata stays deferred, its run unjoined
-    otherwise): ``requested_by_meta`` (the interrupt's ``metadata.requestedBy``) and ``requested_by_run``."""
-    return items.annotate(requested_by_meta=KT("metadata__requestedBy"), requested_by_run=F("run__requested_by"))
+    otherwise): ``requested_by_meta`` (the interrupt's ``metadata.requestedBy``) and ``requested_by_run``; and
+    ``snoozed_until``, the end of the viewer's snooze of it in force (None without one), for the row's marker:
+    a subquery on the snooze table's (user, item) index in the page's one query, not a query per row."""
+    return items.annotate(
+        requested_by_meta=KT("metadata__requestedBy"),
+        requested_by_run=F("run__requested_by"),
+        snoozed_until=Subquery(_snoozes_in_force(user).values("until")[:1]),
+    )
 
 
 @dataclass(frozen=True)
@@ -475,7 +514,7 @@ def bulk_note(item: InboxItem, user) -> BulkNote:
         return BulkNote("form", "Needs an answer from its form: open it to decide")
     if locked_by_claim(user, item):
         return BulkNote("claimed", f"Claimed by {item.claimed_by.get_username()}: only they decide it")
-    # decisions.rules.requester_of, from the annotations of _with_requester (no query per row).
+    # decisions.rules.requester_of, from the annotations of _with_row_notes (no query per row).
     meta = getattr(item, "requested_by_meta", None)
     requester = meta.strip() if isinstance(meta, str) and meta.strip() else getattr(item, "requested_by_run", "")
     if is_requester(user, requester or ""):
@@ -491,7 +530,8 @@ def with_bulk_notes(items: list[InboxItem], user) -> list[InboxItem]:
 
 
 def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
-    paginator = Paginator(list_rows(user=user, filters=filters), PAGE_SIZE)
+    rows = list_rows(user=user, filters=filters)
+    paginator = Paginator(rows, PAGE_SIZE)
     # The tab counts already hold the total (bounded: see tab_counts): no second COUNT(*).
     paginator.count = counts[filters.tab]  # type: ignore[misc]
     page = paginator.get_page(filters.page)
@@ -501,19 +541,19 @@ def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
     # for PostgreSQL to order among the row's seven joins, and planning took twice as long (~2.3 -> 1.2 ms).
     start = (page.number - 1) * PAGE_SIZE
     ids = tab_rows(user=user, filters=filters).values("pk")[start : start + PAGE_SIZE]
-    page.object_list = _with_requester(list_rows(user=user, filters=filters).filter(pk__anyof=ids))
+    page.object_list = _with_row_notes(rows.filter(pk__anyof=ids), user)
     return page
 
 
 def rows_by_ids(*, user, filters: ListFilters, ids: list[int]) -> list[InboxItem]:
     """The rows the live list asked for, if the viewer may see them and they match the filters."""
-    return list(_with_requester(list_rows(user=user, filters=filters).filter(pk__in=ids[:PAGE_SIZE])))
+    return list(_with_row_notes(list_rows(user=user, filters=filters).filter(pk__in=ids[:PAGE_SIZE]), user))
 
 
 def filter_options(*, user, filters: ListFilters) -> dict[str, list]:
     """The agent and reason choices. Reasons: the core ones, those of open items (read from the status
     index, not a scan of the whole history) and the one currently chosen."""
-    agents = list(visible_agents(user).order_by("name").values_list("slug", "name"))
+    agents = [(slug, name) for _pk, slug, name in agent_choices(user)]
     open_reasons = distinct_values(visible_items(user).filter(status=InboxItem.Status.OPEN), "reason", limit=100)
     seen = set(open_reasons) | ({filters.reason} if filters.reason else set())
     reasons = list(CORE_REASONS) + sorted(seen - set(CORE_REASONS))

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from inbox.models import InboxItem, Resume, Run
+from inbox.policies.serializers import PolicyMatchSerializer
+from inbox.resumes.delivery import delivery_of_item, delivery_of_resume
 from inbox.resumes.services import retry_deadline
 
 
@@ -20,12 +22,21 @@ class ItemSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     decidedBy = serializers.SerializerMethodField()
     claimedBy = serializers.SerializerMethodField()
+    delivery = serializers.SerializerMethodField(
+        help_text="Where the answer is on its way back to the agent (null while the item is open): state (queued, "
+        "sending, retrying, delivered, delivered-result-unknown, failed, expired, waiting, none), label, sentence, "
+        "attempts, lastError, nextTryAt, deliveredAt, needsPerson."
+    )
     outcome = serializers.ChoiceField(
         choices=InboxItem.Outcome.choices,
         allow_blank=True,
         read_only=True,
-        help_text="What happened: approved, approved_with_edits, denied, answered, cancelled or expired; "
-        "empty while the item is open. A denial is a resolved status with outcome denied.",
+        help_text="What happened: approved, approved_with_edits, denied, answered, cancelled, expired or superseded "
+        "(a later run of the agent finished on the thread without the answer; nothing is sent); empty while the "
+        "item is open. A denial is a resolved status with outcome denied.",
+    )
+    subagentRunId = serializers.CharField(  # noqa: N815 (the wire name)
+        source="subagent_run_id", read_only=True, help_text="The subagent run that raised the interrupt, or ''."
     )
 
     class Meta:
@@ -44,6 +55,7 @@ class ItemSerializer(serializers.ModelSerializer):
             "expiresAt",
             "expires_at_defaulted",
             "metadata",
+            "subagentRunId",
             "agent",
             "threadId",
             "runId",
@@ -55,6 +67,7 @@ class ItemSerializer(serializers.ModelSerializer):
             "decided_at",
             "decision_comment",
             "claimedBy",
+            "delivery",
             "tool_result",
             "created_at",
         ]
@@ -69,6 +82,25 @@ class ItemSerializer(serializers.ModelSerializer):
 
     def get_claimedBy(self, item: InboxItem) -> str | None:
         return item.claimed_by.get_username() if item.claimed_by_id else None
+
+    def get_delivery(self, item: InboxItem) -> dict | None:
+        return delivery_of_item(item).as_api() if item.is_decided else None
+
+
+class ItemDetailSerializer(ItemSerializer):
+    """``GET /api/v1/items/<id>``: the item with what policies did to it, or would have done (its page's
+    Policies card)."""
+
+    policies = PolicyMatchSerializer(
+        source="policy_matches",
+        many=True,
+        read_only=True,
+        help_text="Every policy that matched the item at ingest, in order: shadow (what it would have done) and "
+        "enforced (what it did).",
+    )
+
+    class Meta(ItemSerializer.Meta):
+        fields = [*ItemSerializer.Meta.fields, "policies"]
 
 
 class ItemSummarySerializer(serializers.ModelSerializer):
@@ -148,6 +180,12 @@ class RunSerializer(serializers.ModelSerializer):
     agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     items = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
+    pendingToolCallIds = serializers.ListField(  # noqa: N815 (the wire name)
+        child=serializers.CharField(),
+        source="pending_tool_call_ids",
+        read_only=True,
+        help_text="A success outcome's pendingToolCallIds: tool calls the run left for the client to answer.",
+    )
 
     class Meta:
         model = Run
@@ -159,6 +197,7 @@ class RunSerializer(serializers.ModelSerializer):
             "source",
             "outcome",
             "outcome_omitted",
+            "pendingToolCallIds",
             "result",
             "error_message",
             "url",
@@ -180,6 +219,7 @@ class RunSerializer(serializers.ModelSerializer):
 class RunDetailSerializer(RunSerializer):
     resume = serializers.SerializerMethodField()
     resumedBy = serializers.SerializerMethodField()
+    delivery = serializers.SerializerMethodField(help_text="The run's answer on its way back: as an item's delivery.")
 
     class Meta(RunSerializer.Meta):
         fields = RunSerializer.Meta.fields + [
@@ -192,6 +232,7 @@ class RunDetailSerializer(RunSerializer):
             "input",
             "resume",
             "resumedBy",
+            "delivery",
         ]
 
     def get_items(self, run: Run) -> list[dict]:
@@ -202,40 +243,11 @@ class RunDetailSerializer(RunSerializer):
         resume = getattr(run, "resume", None) if hasattr(run, "resume") else None
         return ResumeSerializer(resume).data if resume else None
 
+    def get_delivery(self, run: Run) -> dict:
+        resume = getattr(run, "resume", None) if hasattr(run, "resume") else None
+        has_open = resume is None and run.items.filter(status=InboxItem.Status.OPEN).exists()
+        return delivery_of_resume(resume, run_has_open=has_open).as_api()
+
     def get_resumedBy(self, run: Run) -> int | None:
         resume = Resume.objects.filter(resumed_run=run).only("run_id").first()
         return resume.run_id if resume else None
-
-
-_datetime = serializers.DateTimeField()
-
-
-def run_summary(run: Run, request=None) -> dict:
-    """``RunSerializer(run).data`` without DRF's per-field machinery: the ingest API answers this on every
-    POST, and building it through serializers cost a third of the request. Same shape, same values."""
-    base = request.build_absolute_uri("/")[:-1] if request is not None else ""
-    items = sorted(getattr(run, "ingested_items", None) or run.items.all(), key=lambda item: item.position)
-    return {
-        "id": run.pk,
-        "runId": run.run_id,
-        "threadId": run.thread.thread_id,
-        "agent": run.agent.slug,
-        "source": run.source,
-        "outcome": run.outcome,
-        "outcome_omitted": run.outcome_omitted,
-        "result": run.result,
-        "error_message": run.error_message,
-        "url": base + run.get_absolute_url(),
-        "items": [
-            {
-                "id": item.pk,
-                "interruptId": item.interrupt_id,
-                "status": item.status,
-                "reason": item.reason,
-                "expiresAt": _datetime.to_representation(item.expires_at),
-                "url": base + item.get_absolute_url(),
-            }
-            for item in items
-        ],
-        "created_at": _datetime.to_representation(run.created_at),
-    }

@@ -1,19 +1,24 @@
-"""The approver's pages: the inbox list, an item, a run (decide all its interrupts at once), the run page's
-live part and preview. Views parse, read, and render; what the pages show is built in ``inbox.listing.pages``."""
+"""The approver's pages: the inbox list and its saved views, an item, a run (decide all its interrupts at once),
+the run page's live part and preview. Views parse, read, and render; what the pages show is built in ``inbox.listing.pages``."""
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBadRequest, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from inbox.access import visible_threads
-from inbox.limits import MAX_DB_ID
-from inbox.listing import detail
+from inbox.access import sees_everything, visible_teams, visible_threads
+from inbox.core.converters import database_id
+from inbox.core.errors import ApplicationError
+from inbox.limits import MAX_DB_ID, MAX_SAVED_VIEW_NAME
+from inbox.listing import detail, saved_views
 from inbox.listing import selectors as page_selectors
 from inbox.listing.pages import (
     LIST_COOKIE,
+    item_context,
     item_or_404,
     item_page,
     item_path,
@@ -23,7 +28,8 @@ from inbox.listing.pages import (
     run_page,
 )
 from inbox.listing.selectors import ListFilters
-from inbox.models import InboxItem, Resume
+from inbox.models import InboxItem
+from inbox.resumes.delivery import FILTER_LABELS
 
 
 @login_required
@@ -34,11 +40,12 @@ def item_list(request: HttpRequest) -> HttpResponse:
         **list_context(user=request.user, filters=filters),
         "options": page_selectors.filter_options(user=request.user, filters=filters),
         "outcome_choices": InboxItem.Outcome.choices,
-        "delivery_choices": [(state, page_selectors.DELIVERY_LABELS[state]) for state in Resume.State.values],
+        "delivery_choices": list(FILTER_LABELS.items()),
         # The column headers that sort on this tab (None: a plain header).
         "sorts": {column: filters.sort_header(column) for column in page_selectors.SORT_COLUMNS},
         # The outcome of a bulk action, shown once after its redirect (see inbox.decisions.views.bulk_decide).
         "bulk_result": request.session.pop("bulk_result", None),
+        **_split_pane(request, filters),
     }
     response = render(request, "inbox/list.html", context)
     # Remembered (a cookie: no session write on every list view) so that an item page's next / previous and
@@ -47,6 +54,16 @@ def item_list(request: HttpRequest) -> HttpResponse:
         LIST_COOKIE, filters.querystring(page=1), samesite="Lax", httponly=True, secure=request.is_secure()
     )
     return response
+
+
+def _split_pane(request: HttpRequest, filters: ListFilters) -> dict:
+    """The split view's pane: the item of ``?item=`` as its page shows it (nothing for one the user may not see).
+    Below the split view's width the address is replaced by the item's page (to_split.js, ``page_carried``)."""
+    pk = database_id(request.GET.get("item"))
+    item = detail.item_for_page(user=request.user, pk=pk) if pk is not None else None
+    if item is None:
+        return {}
+    return {**item_context(request, item, filters=filters), "pane_shown": True, "page_carried": _carried(request)}
 
 
 @login_required
@@ -75,11 +92,29 @@ def item_rows(request: HttpRequest) -> HttpResponse:
     return render(request, "inbox/_rows.html", context)
 
 
+# What the item page reads from its address that the split view reads the same way (pages._chain).
+_CARRIED_TO_SPLIT = ("after", "asked_again")
+
+
+def _carried(request: HttpRequest) -> str:
+    """The query string of ``_CARRIED_TO_SPLIT`` in ``request``, for the other view's address (to_split.js)."""
+    carried = QueryDict(mutable=True)
+    for key in _CARRIED_TO_SPLIT:
+        if key in request.GET:
+            carried[key] = request.GET[key]
+    return carried.urlencode()
+
+
 @login_required
 @require_GET
 def item_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """The item page. On a wide screen its script (to_split.js) replaces it with the list's split view showing
+    the item, so a link to an item opens beside the list; not for ``?full`` (the pane's "Open as a page"), nor
+    while the page carries a message just said (after a signed link's decision), which the list would lose, nor
+    (the script reads the referrer) when an item page led here."""
     item = item_or_404(request, pk)
-    return item_page(request, item)
+    opens_split = "full" not in request.GET and not len(messages.get_messages(request))
+    return item_page(request, item, extra={"opens_split": opens_split, "split_carried": _carried(request)})
 
 
 @login_required
@@ -118,3 +153,87 @@ def thread_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A thread's timeline lives with the audit pages."""
     get_object_or_404(visible_threads(request.user), pk=pk)
     return redirect(f"/audit/threads/{pk}/")
+
+
+# --- saved views ------------------------------------------------------------------------------------------
+
+
+def _views_page(
+    request: HttpRequest, *, error: ApplicationError | None = None, error_view: int | None = None, status: int = 200
+) -> HttpResponse:
+    """The person's saved views (rename, share, delete) and the form that saves the list's current filters."""
+    user = request.user
+    query = saved_views.normalised_query(request.POST.get("query") or request.GET.get("query") or "")
+    rows = [
+        {
+            "view": view,
+            "description": saved_views.describe(saved_views.filters_of(view)),
+            "may_change": view.owner_id == user.pk or sees_everything(user),
+        }
+        for view in saved_views.views_in_order(user)
+    ]
+    context = {
+        "rows": rows,
+        "teams": list(visible_teams(user)) if sees_everything(user) else [],
+        "new_query": query,
+        "new_description": saved_views.describe(saved_views.filters_of_query(query)),
+        "new_name": request.POST.get("name", "") if error_view is None else "",
+        "name_limit": MAX_SAVED_VIEW_NAME,
+        "error": error,
+        "error_view": error_view,
+        "error_name": request.POST.get("name", ""),
+    }
+    return render(request, "inbox/saved_views.html", context, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def saved_view_list(request: HttpRequest) -> HttpResponse:
+    """GET: the views page (``?query=`` fills the save form). POST (``name``, ``query``: the list's query
+    string): save a view, then show the list through it."""
+    if request.method == "GET":
+        return _views_page(request)
+    try:
+        view = saved_views.saved_view_create(
+            user=request.user, name=request.POST.get("name"), query=request.POST.get("query", "")
+        )
+    except ApplicationError as error:
+        return _views_page(request, error=error, status=error.status)
+    messages.success(request, f"Saved the view “{view.name}”: it is a tab of the inbox.")
+    return redirect(f"{reverse('inbox:list')}?{view.query}")
+
+
+@login_required
+@require_POST
+def saved_view_update(request: HttpRequest, pk: int) -> HttpResponse:
+    """Rename a view (``name``), or (staff, ``share``) share it with a team (``team``: its name, "" for no one)."""
+    changes = (
+        {"team": request.POST.get("team") or None} if "share" in request.POST else {"name": request.POST.get("name")}
+    )
+    try:
+        view = saved_views.saved_view_update(user=request.user, view_id=pk, **changes)
+    except ApplicationError as error:
+        if error.status == 404:
+            raise Http404(error.message) from None
+        return _views_page(request, error=error, error_view=pk, status=error.status)
+    if "share" in request.POST:
+        messages.success(
+            request,
+            f"“{view.name}” is shared with {view.team.name}." if view.team else f"“{view.name}” is yours alone.",
+        )
+    else:
+        messages.success(request, f"Renamed to “{view.name}”.")
+    return redirect("inbox:saved_views")
+
+
+@login_required
+@require_POST
+def saved_view_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        saved_views.saved_view_delete(user=request.user, view_id=pk)
+    except ApplicationError as error:
+        if error.status == 404:
+            raise Http404(error.message) from None
+        return _views_page(request, error=error, error_view=pk, status=error.status)
+    messages.success(request, "View deleted.")
+    return redirect("inbox:saved_views")

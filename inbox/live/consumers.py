@@ -8,8 +8,8 @@ its user may see now, not at connect.
 
 Two ways to listen:
 
-- **Pages** connect with ``?view=list&<filters>`` / ``view=item&item=<pk>`` / ``view=run&run=<pk>`` /
-  ``view=page`` and receive HTML: the fragments each push changed, rendered for this user by
+- **Pages** connect with ``?view=list&<filters>`` (``&item=<pk>``: the item the list's split view shows
+  beside it) / ``view=item&item=<pk>`` / ``view=run&run=<pk>`` / ``view=page`` and receive HTML: the fragments each push changed, rendered for this user by
   ``inbox.live.fragments`` (htmx out-of-band swaps). Pushes that arrive together are rendered once.
   ``since=<epoch seconds>`` (the page's last fragment) makes a (re)connecting page get fresh fragments if
   anything happened meanwhile.
@@ -18,8 +18,10 @@ Two ways to listen:
   checked against what the user may see.
 
 Messages are delivered once each even when the socket is in several of the groups a message was sent to.
-A handshake while Redis is unreachable is accepted and closed with 1013 (try again later), the
-websocket's 503; the page retries with backoff.
+A handshake while Redis is unreachable is refused before it is accepted (close code 1013, try again later: the
+websocket's 503; the server answers the handshake with an HTTP error), so the page never sees an open socket
+and keeps backing off (``static/js/live.js``). Redis failing under a socket closes it with 1013 too. Either
+is logged once per outage, not once per attempt, and never as a traceback.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from redis.exceptions import RedisError
 from inbox import access
 from inbox.live import fragments
 from inbox.live.fragments import LiveView
-from inbox.live.push import STAFF_GROUP, agent_group, team_group
+from inbox.live.push import STAFF_GROUP, agent_group, personal_group, team_group
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +52,20 @@ TRY_AGAIN_LATER = 1013  # the websocket close code for "service unavailable, ret
 SIGNED_OUT = 4401
 
 
-def personal_group(user_pk: int) -> str:
-    return f"inbox.user.{user_pk}"
+# Whether this process has logged the current Redis outage (one warning per outage, not one per handshake);
+# cleared by the next socket that joins its groups.
+_outage_logged = False
+
+
+def note_redis(error: BaseException | None) -> None:
+    """Log the first failure of an outage and the recovery; stay silent in between."""
+    global _outage_logged
+    if error is not None and not _outage_logged:
+        _outage_logged = True
+        log.warning("live sockets: the channel layer (Redis) is unreachable, refusing them until it is back: %s", error)
+    elif error is None and _outage_logged:
+        _outage_logged = False
+        log.warning("live sockets: the channel layer (Redis) is reachable again")
 
 
 @database_sync_to_async
@@ -83,7 +97,17 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
             except OSError as error:
                 log.debug("live socket already closed, %s dropped: %r", message.get("type"), error)
 
-        await super().__call__(scope, receive, dropping_when_gone)
+        try:
+            await super().__call__(scope, receive, dropping_when_gone)
+        except (RedisError, OSError) as error:
+            # The consumer's own channel read (a blocking pop on Redis) failed: Redis went away under an open
+            # socket, or the read started before a refused handshake ended. Close with 1013 (the page retries
+            # with backoff) instead of ending the application with a traceback.
+            note_redis(error)
+            try:
+                await dropping_when_gone({"type": "websocket.close", "code": TRY_AGAIN_LATER})
+            except RuntimeError:  # the socket was closed already (the refused handshake)
+                pass
 
     async def connect(self) -> None:
         self.user = self.scope.get("user")
@@ -113,11 +137,11 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
                     return
                 await self.subscribe(*subscription)
         except (RedisError, OSError) as error:
-            # Redis is down: a 503-class close, not an HTTP 500; the page retries with backoff.
-            log.warning("websocket handshake while the channel layer is unreachable: %s", error)
-            await self.accept()
+            # Redis is down: refused before it is accepted, so the page does not count it as a connection.
+            note_redis(error)
             await self.close(code=TRY_AGAIN_LATER)
             return
+        note_redis(None)
         await self.accept()
         if self.view is None:
             await self.send_json({"event": "hello", "payload": {"user": self.user.get_username()}})
@@ -182,15 +206,23 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
 
     async def inbox_event(self, message: dict[str, Any]) -> None:
         """A push from ``inbox.live``: forward it, once."""
+        await self.forward(message, [(message["event"], message["payload"])])
+
+    async def inbox_events(self, message: dict[str, Any]) -> None:
+        """Several pushes of one commit to the same groups (an ingest's new items): forward each, in order, once."""
+        await self.forward(message, [(event["event"], event["payload"]) for event in message["events"]])
+
+    async def forward(self, message: dict[str, Any], events: list[fragments.Event]) -> None:
         message_id = message.get("id")
         if message_id:
             if message_id in self.seen:
                 return
             self.seen.append(message_id)
         if self.view is None:
-            await self.send_json({"event": message["event"], "payload": message["payload"]})
+            for event, payload in events:
+                await self.send_json({"event": event, "payload": payload})
             return
-        self.pending.append((message["event"], message["payload"]))
+        self.pending.extend(events)
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self.flush_soon())
 

@@ -28,8 +28,10 @@ from django.middleware.csrf import get_token
 from django.template import loader
 from django.utils import timezone
 from django.utils.html import format_html
+from django.utils.text import Truncator
 
 from inbox.core.converters import database_id
+from inbox.decisions.rules import is_requester, requester_of
 from inbox.listing import chain, detail
 from inbox.listing.pages import list_context, run_live_context, run_rows
 from inbox.listing.selectors import ListFilters
@@ -38,7 +40,16 @@ from inbox.models import AuditEvent, InboxItem
 Event = tuple[str, dict[str, Any]]
 
 LIST_EVENTS = frozenset(
-    {"item.created", "item.decided", "item.expired", "items.expired", "item.claimed", "item.reminder"}
+    {
+        "item.created",
+        "item.decided",
+        "item.undone",
+        "item.expired",
+        "items.expired",
+        "item.claimed",
+        "item.reminder",
+        "item.escalated",
+    }
 )
 VIEWS = ("list", "item", "run", "page")
 # Closing codes a page does not reconnect after (live.js): signed out, or its object is no longer visible.
@@ -67,11 +78,11 @@ class LiveView:
         if kind not in VIEWS:
             raise ValueError(f"view: one of {', '.join(VIEWS)}")
         pk = None
-        if kind in ("item", "run"):
-            raw = query.get(kind, "")
-            if not raw.isdigit():
-                raise ValueError(f"{kind}: the numeric id of the {kind}")
-            pk = int(raw)
+        if kind in ("item", "run") or kind == "list" and "item" in query:  # the list's split view shows an item
+            key = "item" if kind == "list" else kind
+            pk = database_id(query.get(key))
+            if pk is None:
+                raise ValueError(f"{key}: the numeric id of the {key}")
         since = None
         if query.get("since"):
             try:
@@ -90,7 +101,9 @@ class LiveView:
 
     @property
     def subscription(self) -> tuple[str, int] | None:
-        return (self.kind, self.pk) if self.kind in ("item", "run") and self.pk is not None else None
+        if self.pk is None:
+            return None
+        return ("run", self.pk) if self.kind == "run" else ("item", self.pk)
 
 
 _csrf = threading.local()
@@ -151,6 +164,15 @@ def render(view: LiveView, user: Any, events: list[Event], *, full: bool = False
 
 
 def _list(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    """The list's parts, and those of the item its split view shows beside it (``view.pk``)."""
+    rendered = _list_parts(view, user, events, full)
+    if view.pk is not None:
+        # An item the user may no longer see leaves the pane as it is (the list stays live); its page would close.
+        rendered.html += _item(view, user, events, full).html
+    return rendered
+
+
+def _list_parts(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
     if not full and not any(event in LIST_EVENTS for event, _ in events):
         return Rendered()
     filters = ListFilters.from_query(view.query or QueryDict())
@@ -165,7 +187,53 @@ def _list(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         render_to_string("inbox/_list_pager.html", context),
     ]
     parts += [_toast(payload) for event, payload in events if event == "item.reminder"]
+    if not full:
+        parts.append(_announcement(context["items"], events))
     return Rendered("".join(parts))
+
+
+GONE_EVENTS = frozenset({"item.decided", "item.expired"})
+NAMED_AT_MOST = 3
+
+
+def _titles(titles: list[str], more: int) -> str:
+    quoted = [f"“{title}”" for title in titles[:NAMED_AT_MOST]]
+    more += max(0, len(titles) - NAMED_AT_MOST)
+    if more:
+        return ", ".join(quoted) + f" and {more} more"
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+
+
+def _announcement(shown: Any, events: list[Event]) -> str:
+    """What a screen reader hears of a push to the list (``#live-announce``, polite): the items that arrived in
+    view (or came back: an undone decision) and those that left it, batched in one sentence each; nothing when
+    nothing arrived or left."""
+    on_page = {item.pk: item for item in shown}
+    arrived = list(dict.fromkeys(p.get("item") for e, p in events if e == "item.created" and p.get("item") in on_page))
+    left = list(dict.fromkeys(p.get("item") for e, p in events if e in GONE_EVENTS and p.get("item") not in on_page))
+    swept = sum(int(p.get("count") or 0) for e, p in events if e == "items.expired")
+    back = [p.get("item") for e, p in events if e == "item.undone" and p.get("reopened") and p.get("item") in on_page]
+    sentences = []
+    if arrived:
+        titles = [on_page[pk].short_title for pk in arrived]
+        noun = "New item" if len(titles) == 1 else f"{len(titles)} new items"
+        sentences.append(f"{noun}: {_titles(titles, 0)}.")
+    if back:
+        sentences.append(
+            f"Back in the list (a decision was undone): {_titles([on_page[pk].short_title for pk in dict.fromkeys(back)], 0)}."
+        )
+    if left:
+        titles = list(InboxItem.objects.filter(pk__in=left[:NAMED_AT_MOST]).values_list("message", flat=True))
+        titles = [Truncator(title).chars(80) for title in titles if title]
+        if titles:
+            sentences.append(f"Left the list: {_titles(titles, len(left) - len(titles))}.")
+        else:
+            sentences.append(f"{len(left)} item{'s' if len(left) != 1 else ''} left the list.")
+    if swept:
+        sentences.append(f"{swept} item{'s' if swept != 1 else ''} expired.")
+    if not sentences:
+        return ""
+    return format_html('<div id="live-announce" hx-swap-oob="innerHTML">{}</div>', " ".join(sentences))
 
 
 # --- other pages: reminders as toasts -------------------------------------------------------------
@@ -208,9 +276,12 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         "chain_auto": view.chain,
         **detail.item_team(user=user, item=item, decisions=decisions),
     }
-    names = ["inbox/_item_run_card.html", "inbox/_claim_alert.html"]
+    # The claim box in both states: once the item is closed, its claim, release and assign controls are disabled
+    # (they would fail), as the decision form is (``_claim_alert.html``'s lock).
+    names = ["inbox/_item_run_card.html", "inbox/_claim_alert.html", "inbox/_claim.html"]
     if item.is_open:
-        names += ["inbox/_claim.html", "inbox/_quorum_hint.html"]
+        context["is_requester"] = is_requester(user, requester_of(item))
+        names.append("inbox/_quorum_hint.html")
         if context["quorum"]:
             names.append("inbox/_quorum.html")
     else:
@@ -241,7 +312,9 @@ def _chain_notice(view: LiveView, item: InboxItem, user: Any, events: list[Event
             continue
         following = chain.follow_up(user=user, run_id=run_id, resumed_run_id=payload["resumedRun"])
         if following is not None and following.pk != item.pk:
-            html = render_to_string("inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.chain})
+            html = render_to_string(
+                "inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.chain, "asked_after": run_id}
+            )
             return (html, "")
     return None
 
@@ -256,10 +329,18 @@ def _who(name: str | None, user: Any, *, me: str) -> str:
 def _outcome(event: str, payload: dict[str, Any], user: Any) -> str:
     if event == "item.expired":
         note = payload.get("note")
-        return f"Expired: {note}." if note else "Expired."
+        how = "Superseded" if payload.get("outcome") == InboxItem.Outcome.SUPERSEDED else "Expired"
+        return f"{how}: {note}." if note else f"{how}."
     how = "Cancelled" if payload.get("status") == InboxItem.Status.CANCELLED else "Decided"
     who = _who(payload.get("decidedBy"), user, me="you (in another window)")
     return f"{how} by {who}." if who else f"{how}."
+
+
+def _undone(payload: dict[str, Any], user: Any) -> str:
+    who = _who(payload.get("by"), user, me="you (in another window)")
+    if payload.get("reopened"):
+        return f"Undone by {who}: open again, nothing was sent. Reload to decide."
+    return f"{who} withdrew their approval."
 
 
 def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_status: str) -> tuple[str, str] | None:
@@ -269,8 +350,11 @@ def _item_notice(item: InboxItem, user: Any, events: list[Event], *, shown_statu
             continue
         if event in ("item.decided", "item.expired"):
             notice = (f"{_outcome(event, payload, user)} The outcome is shown above the form.", "warn")
-        elif event == "item.reminder":
-            notice = (f"Reminder: {payload.get('message', '')}", "warn")
+        elif event == "item.undone":
+            notice = (_undone(payload, user), "")
+        elif event in ("item.reminder", "item.escalated"):
+            prefix = "Reminder: " if event == "item.reminder" else ""
+            notice = (f"{prefix}{payload.get('message', '')}", "warn")
         elif event == "item.claimed":
             holder = payload.get("claimedBy")
             text = f"Claimed by {_who(holder, user, me='you')}." if holder else "Released: no one holds this item now."
@@ -346,6 +430,8 @@ def _run_notice(items: list[InboxItem], user: Any, events: list[Event]) -> tuple
                 continue
             text = f"{_outcome(event, payload, user).removesuffix('.')} — interrupt {payload.get('item')}."
             notice = (text, "warn" if event == "item.expired" else "")
+        elif event == "item.undone" and payload.get("by") != user.get_username():
+            notice = (f"{_undone(payload, user).removesuffix('.')} — interrupt {payload.get('item')}.", "")
         elif event == "item.claimed" and payload.get("claimedBy") != user.get_username():
             item = by_pk.get(payload.get("item"))
             name = item.interrupt_id if item else f"interrupt {payload.get('item')}"

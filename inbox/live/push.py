@@ -2,19 +2,23 @@
 
 Groups: ``inbox.staff`` (staff see everything), ``inbox.agent.<agent id>`` (members of the agent's
 teams), ``inbox.team.<group id>`` (members of a team a policy routed an item to), ``inbox.item.<item id>``
-and ``inbox.run.<run id>`` (pages looking at one object).
+and ``inbox.run.<run id>`` (pages looking at one object), ``inbox.user.<user id>`` (one person's pages).
 
 The messages a commit queued leave when it commits, in the order they were published: one ``group_send`` per
 group through ``async_to_sync`` (in a web process on its event loop, whose channel-layer connections it
-reuses). A push is best effort: a failure is logged, and pages refresh what they missed when their socket
-reconnects.
+reuses). Consecutive messages for the same groups (an ingest's new items) travel as one ``inbox.events`` message
+holding them in order, so a run of many items costs each group one send; a lone message is an ``inbox.event``.
+A push is best effort: a failure is tried once more, then logged, and pages refresh what they missed when their
+socket reconnects.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -33,6 +37,11 @@ def agent_group(agent_id: int) -> str:
 
 def team_group(team_id: int) -> str:
     return f"inbox.team.{team_id}"
+
+
+def personal_group(user_pk: int) -> str:
+    """Every page one person has open (what is theirs alone: a snoozed item coming back)."""
+    return f"inbox.user.{user_pk}"
 
 
 def groups_for(
@@ -56,15 +65,40 @@ def groups_for(
 Message = tuple[list[str], dict[str, Any]]  # the groups, and what each of them is sent
 
 
+def _has_running_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _send(messages: list[Message]) -> None:
     """Hand the messages to the channel layer, in order, each to each of its groups once."""
     layer = get_channel_layer()
     if layer is None or not messages:
         return
-    try:
-        async_to_sync(_group_send_all)(layer, messages)
-    except Exception:
-        log.exception("live push of %d message(s) failed", len(messages))
+    if _has_running_loop():
+        # ``async_to_sync`` refuses a thread whose event loop is running: a notebook's, or a script or test that
+        # drives a browser through Playwright's sync API. Web requests and workers never get here.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pool.submit(_send_from_this_thread, layer, messages).result()
+        return
+    _send_from_this_thread(layer, messages)
+
+
+def _send_from_this_thread(layer: Any, messages: list[Message]) -> None:
+    for attempt in (1, 2):
+        try:
+            async_to_sync(_group_send_all)(layer, messages)
+            return
+        except Exception as error:
+            if attempt == 1:
+                # One more try on a fresh connection: a dropped or timed-out Redis connection is the usual cause,
+                # and a page that misses a push learns of it only when its socket reconnects.
+                log.warning("live push of %d message(s) failed once (%r); trying again", len(messages), error)
+            else:
+                log.exception("live push of %d message(s) failed", len(messages))
 
 
 async def _group_send_all(layer: Any, messages: list[Message]) -> None:
@@ -88,11 +122,30 @@ def publish_on_commit(groups: list[str], event: str, payload: dict[str, Any]) ->
     publish_many_on_commit([(groups, event, payload)])
 
 
+def _messages(messages: list[tuple[list[str], str, dict[str, Any]]]) -> list[Message]:
+    """The channel-layer messages of ``(groups, event, payload)`` triples: consecutive ones for the same groups
+    as one ``inbox.events`` message listing them in order, any other as an ``inbox.event``."""
+    runs: list[tuple[list[str], list[tuple[str, dict[str, Any]]]]] = []
+    for groups, event, payload in messages:
+        if runs and runs[-1][0] == groups:
+            runs[-1][1].append((event, payload))
+        else:
+            runs.append((groups, [(event, payload)]))
+    sent: list[Message] = []
+    for groups, events in runs:
+        if len(events) == 1:
+            sent.append((groups, _message(*events[0])))
+        else:
+            listed = [{"event": event, "payload": payload} for event, payload in events]
+            sent.append((groups, {"type": "inbox.events", "id": uuid.uuid4().hex, "events": listed}))
+    return sent
+
+
 def publish_many_on_commit(messages: list[tuple[list[str], str, dict[str, Any]]]) -> None:
     """``publish_on_commit`` for a batch of ``(groups, event, payload)`` (an ingest's new items, an expiry
     sweep, reminders)."""
     if messages:
-        sent = [(groups, _message(event, payload)) for groups, event, payload in messages]
+        sent = _messages(messages)
         transaction.on_commit(lambda: _send(sent))
 
 

@@ -14,23 +14,33 @@ from django.contrib.auth.models import Group
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import Truncator
 
 from agents.models import Agent
 from inbox.core.fields import RowsJSONField
 from inbox.core.json_view import in_key_order, in_schema_order, proposal_args
 from inbox.limits import MAX_JSON_DEPTH
 
+# The yes/no words of the shapes integrations answer in (``inbox.decisions.shapes``) that read as a denial or an
+# approval without their schema: ``"deny"`` / ``"n"`` (bare strings) and Claude's ``{"behavior": "deny"}``.
+DENIAL_WORDS = ("deny", "n")
+APPROVAL_WORDS = ("allow", "y")
+
 
 def is_denial(payload: Any) -> bool:
     """What counts as a denial, everywhere: ``{"approved": false}`` (the spec's tool approval and
-    confirmation), or a bare ``false`` answering a boolean ``responseSchema``."""
-    return payload is False or (isinstance(payload, dict) and payload.get("approved") is False)
+    confirmation), a bare ``false`` answering a boolean ``responseSchema``, ``{"behavior": "deny"}`` or a bare
+    ``"deny"`` / ``"n"``."""
+    if payload is False or payload in DENIAL_WORDS:
+        return True
+    return isinstance(payload, dict) and (payload.get("approved") is False or payload.get("behavior") == "deny")
 
 
 def outcome_of(status: str, payload: Any) -> str:
     """What a closed item's status and payload mean to a person: one of ``InboxItem.Outcome`` ('' while open).
     A ``resolved`` item is a denial (``is_denial``), an approval with edits (``editedArgs``), a plain approval
-    (``{"approved": true}`` or a bare ``true``), or else an answer to a question or form."""
+    (``{"approved": true}``, a bare ``true``, ``"allow"``, ``"y"``, ``{"behavior": "allow"}``), or else an answer to
+    a question or form. The decision service reads it in the item's own shape (``inbox.decisions.shapes``)."""
     if status == "cancelled":
         return "cancelled"
     if status == "expired":
@@ -41,14 +51,20 @@ def outcome_of(status: str, payload: Any) -> str:
         return "denied"
     if isinstance(payload, dict) and "editedArgs" in payload:
         return "approved_with_edits"
-    if payload is True or (isinstance(payload, dict) and payload.get("approved") is True):
+    if payload is True or payload in APPROVAL_WORDS:
+        return "approved"
+    if isinstance(payload, dict) and (payload.get("approved") is True or payload.get("behavior") == "allow"):
         return "approved"
     return "answered"
 
 
 def denial_q(field: str = "response_payload") -> models.Q:
     """``is_denial`` as a database condition on the JSON column ``field``."""
-    return models.Q(**{f"{field}__approved": False}) | models.Q(**{field: False})
+    condition = models.Q(**{f"{field}__approved": False}) | models.Q(**{field: False})
+    condition |= models.Q(**{f"{field}__behavior": "deny"})
+    for word in DENIAL_WORDS:
+        condition |= models.Q(**{field: word})
+    return condition
 
 
 class Thread(models.Model):
@@ -100,6 +116,8 @@ class Run(models.Model):
     tool_calls = models.JSONField(default=list, blank=True)
     # Tool results seen in this run: [{"toolCallId", "content", "messageId"}]
     tool_results = models.JSONField(default=list, blank=True)
+    # A success outcome's pendingToolCallIds (ag-ui-protocol 1.0): calls the run left for the client to answer.
+    pending_tool_call_ids = models.JSONField(default=list, blank=True)
     # A compact record of the events the inbox read (RAW and rawEvent dropped), for the run page.
     events = models.JSONField(default=list, blank=True)
     # The RunAgentInput this run answered: what the inbox sent (source=started or resume), else what the
@@ -158,6 +176,9 @@ class InboxItem(models.Model):
         ANSWERED = "answered", "Answered"
         CANCELLED = "cancelled", "Cancelled"
         EXPIRED = "expired", "Expired"
+        # Closed unanswered because the agent finished a later run on the thread without a resume (rule 4):
+        # status expired (nothing is ever sent for it), this outcome to say why.
+        SUPERSEDED = "superseded", "Superseded"
 
     TERMINAL = (Status.RESOLVED, Status.CANCELLED, Status.EXPIRED)
     # Decided by a person (as opposed to open or expired): the statuses a resume carries.
@@ -240,12 +261,20 @@ class InboxItem(models.Model):
             models.Index(
                 fields=["id", "agent", "routed_team"], condition=models.Q(status="expired"), name="item_expired_newest"
             ),
-            # The reasons of open items for the list's filter, read by skipping through this index.
+            # The All tab, which no status index holds: newest first with the visibility columns beside the key, as
+            # in the tabs' own indexes (an approver's rows and count read the index alone), and by agent (the
+            # agent filter: one agent's rows, newest first, are a range of the index however deep the page).
+            models.Index(fields=["id", "agent", "routed_team"], name="item_newest"),
+            models.Index(fields=["agent", "id", "routed_team"], name="item_agent_newest"),
+            # The reasons of open items for the list's filter, read by skipping through this index; and the reason
+            # filter's tab counts. Both hold every column of an approver's visibility (an escalated item is known by
+            # its id), so the counts read the index alone.
             models.Index(
-                fields=["reason", "agent", "routed_team"], condition=models.Q(status="open"), name="item_open_reason"
+                fields=["reason", "agent", "routed_team", "id"],
+                condition=models.Q(status="open"),
+                name="item_open_reason",
             ),
-            # The reason filter's tab counts.
-            models.Index(fields=["reason", "status", "agent", "routed_team"], name="item_reason_status"),
+            models.Index(fields=["reason", "status", "agent", "routed_team", "id"], name="item_reason_status"),
             # Decided items by expiry: the sweep finds open siblings of a lapsed decided item through it.
             models.Index(
                 fields=["expires_at"],
@@ -266,6 +295,11 @@ class InboxItem(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("inbox:item", args=[self.pk])
+
+    @property
+    def short_title(self) -> str:
+        """What people call the item: its message, shortened; its interrupt id only when it has no message."""
+        return Truncator(self.message).chars(80) if self.message else self.interrupt_id
 
     @property
     def is_open(self) -> bool:
@@ -320,6 +354,16 @@ class InboxItem(models.Model):
         return self.claimed_by_id is not None and self.claimed_by_id != user.pk
 
     @property
+    def subagent_run_id(self) -> str:
+        """The subagent invocation that raised the interrupt (``subagentRunId``, ag-ui-protocol 1.0), or ''."""
+        value = (self.raw or {}).get("subagentRunId") if isinstance(self.raw, dict) else None
+        return value if isinstance(value, str) else ""
+
+    @property
+    def is_superseded(self) -> bool:
+        return self.outcome == self.Outcome.SUPERSEDED
+
+    @property
     def linked_call_id(self) -> str:
         """The tool call this item answers for: its proposal's id (which framework metadata may name, e.g. ADK's
         ``originalFunctionCall``), else its own ``toolCallId``. Tool results are filed by it."""
@@ -336,9 +380,11 @@ class InboxItem(models.Model):
 
     @property
     def offers_edits(self) -> bool:
-        """The spec's capability signal: editedArgs in the schema means the client may offer edit UI."""
+        """The spec's capability signal: an edit key (editedArgs, or Claude's updatedInput) in the schema means
+        the client may offer edit UI (the page also needs a yes/no shape: ``inbox.decisions.shapes``)."""
         schema = self.response_schema or {}
-        return isinstance(schema.get("properties"), dict) and "editedArgs" in schema["properties"]
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        return isinstance(properties, dict) and ("editedArgs" in properties or "updatedInput" in properties)
 
 
 class ItemSearchText(models.Model):
@@ -381,9 +427,14 @@ class Decision(models.Model):
     comment = models.TextField(blank=True)
     # True for the decision that closed the item.
     final = models.BooleanField(default=False)
-    # False once an edited answer restarted the quorum count.
+    # False once an edited answer restarted the quorum count, or once its decider undid it.
     counts = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # Until when its decider may undo it (``inbox.decisions.undo``): nothing of its run is sent before then. Null
+    # when it cannot be undone (undo off, an API call that opted out, a policy, a signed link).
+    undo_until = models.DateTimeField(null=True, blank=True)
+    # When its decider undid it. The row stays: a withdrawn decision is part of the item's history.
+    withdrawn_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -408,6 +459,9 @@ class Resume(models.Model):
         PENDING = "pending", "Pending"
         SENDING = "sending", "Sending"
         DELIVERED = "delivered", "Delivered"
+        # The agent answered 2xx and started its reply, which was then cut by a read timeout or the stream
+        # deadline: it has the input, what it did is not known. Final: never sent again by itself.
+        ACCEPTED = "accepted", "Delivered, result unknown"
         FAILED = "failed", "Failed"
         EXPIRED = "expired", "Expired"
 
@@ -617,6 +671,9 @@ class ApiToken(models.Model):
 
 # Decision links, auto-decision policies and single sign-on: their modules are in this package; importing them
 # here registers them with the app.
+from inbox.models.escalation import AwayStatus, Escalation, EscalationRule  # noqa: E402, F401
 from inbox.models.links import DecisionLinkUse  # noqa: E402, F401
-from inbox.models.policies import Policy, PolicyMatch  # noqa: E402, F401
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch  # noqa: E402, F401
 from inbox.models.sso import SSOIdentity, TeamClaimMapping  # noqa: E402, F401
+from inbox.models.starts import RunStart  # noqa: E402, F401
+from inbox.models.triage import SavedView, Snooze  # noqa: E402, F401

@@ -18,6 +18,10 @@ class ConformanceObservation(models.Model):
     example_run = models.ForeignKey(
         "inbox.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="+", db_index=False
     )
+    # Where it was seen when there is no stored run to link (the inbox refused or cut it): the runId the agent
+    # gave, and the index of the event at fault in the run's stream.
+    evidence_run_id = models.CharField(max_length=255, blank=True, default="")
+    event_index = models.IntegerField(null=True, blank=True)
     first_seen_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now)
 

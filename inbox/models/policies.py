@@ -156,3 +156,110 @@ class PolicyMatch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.policy_id} {self.outcome} item {self.item_id}"
+
+    @property
+    def effect(self) -> str:
+        """What the policy did to the item, or would have done (shadow), in words: the item page and the API say it."""
+        if self.mode == Policy.Mode.SHADOW:
+            return "Would have " + SHADOW_EFFECTS.get(self.action, "acted on it")
+        if self.outcome == self.Outcome.DECIDED:
+            return "Denied" if isinstance(self.payload, dict) and self.payload.get("approved") is False else "Approved"
+        return self.get_outcome_display()
+
+
+# What a shadow match would have done, after "Would have".
+SHADOW_EFFECTS: dict[str, str] = {
+    Policy.Action.APPROVE.value: "approved",
+    Policy.Action.DENY.value: "denied",
+    Policy.Action.ROUTE.value: "routed it",
+    Policy.Action.REQUIRE_APPROVALS.value: "raised its quorum",
+}
+
+
+class PolicyBacktest(models.Model):
+    """A policy run over the items people decided in a period (``inbox.policies.backtest``): what it would have
+    matched, how often people agreed, where they did not. It belongs to the policy's version it tested, or to
+    the unsaved values of its form (``draft``); promoting a shadow policy records its version's latest backtest
+    in the audit log as the evidence."""
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Queued"
+        RUNNING = "running", "Reading items"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    policy = models.ForeignKey(Policy, on_delete=models.CASCADE, related_name="backtests")
+    policy_version = models.PositiveIntegerField()
+    draft = models.BooleanField(default=False, help_text="The form's unsaved values, not the saved version.")
+    # What was tested: ``Policy.snapshot()`` of the saved version or of the draft.
+    rules = models.JSONField()
+    days = models.PositiveSmallIntegerField()
+    since = models.DateTimeField()
+    until = models.DateTimeField()
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    # Progress: the candidates (decided items of the policy's agents whose reason and tool it names) and how
+    # many of them were read.
+    total = models.PositiveIntegerField(default=0)
+    scanned = models.PositiveIntegerField(default=0)
+    # The result. ``decided``: every item people decided in the period for the policy's agents.
+    decided = models.PositiveIntegerField(default=0)
+    matched = models.PositiveIntegerField(default=0)
+    compared = models.PositiveIntegerField(default=0)
+    agreed = models.PositiveIntegerField(default=0)
+    found_wrong = models.PositiveIntegerField(default=0)
+    # Matched items per what people decided (``InboxItem.Outcome``).
+    outcomes = models.JSONField(default=dict)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        app_label = "inbox"
+        ordering = ["-created_at", "-pk"]
+        # A policy's page and its promotion read its latest backtests.
+        indexes = [models.Index(fields=["policy", "-created_at"], name="backtest_policy_newest")]
+
+    def __str__(self) -> str:
+        return f"backtest {self.pk} of policy {self.policy_id} v{self.policy_version}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("inbox:policy_backtest", args=[self.policy_id, self.pk])
+
+    @property
+    def disagreed(self) -> int:
+        return self.compared - self.agreed
+
+    @property
+    def agreement(self) -> float | None:
+        return self.agreed / self.compared if self.compared else None
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in (self.State.DONE, self.State.FAILED)
+
+    @property
+    def percent(self) -> int:
+        return 100 if self.state == self.State.DONE else (100 * self.scanned // self.total if self.total else 0)
+
+
+class BacktestFinding(models.Model):
+    """An item a backtest lists: people decided otherwise, or a person denied what the agent did next."""
+
+    class Kind(models.TextChoices):
+        DISAGREED = "disagreed", "People decided otherwise"
+        FOUND_WRONG = "found_wrong", "Found wrong later"
+
+    backtest = models.ForeignKey(PolicyBacktest, on_delete=models.CASCADE, related_name="findings", db_index=False)
+    item = models.ForeignKey("inbox.InboxItem", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+
+    class Meta:
+        app_label = "inbox"
+        # A backtest's page lists one kind, by item, a page at a time.
+        indexes = [models.Index(fields=["backtest", "kind", "item"], name="finding_backtest_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} item {self.item_id} in backtest {self.backtest_id}"

@@ -7,7 +7,7 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from inbox.decisions.link_models import DecisionLinkUse
-from inbox.policies.models import Policy, PolicyMatch
+from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -38,6 +38,25 @@ class PolicyMatchAdmin(ReadOnlyAdmin):
     list_filter = ["mode", "outcome", "action"]
     search_fields = ["policy__name", "item__interrupt_id", "item__tool_call_id"]
     list_select_related = ["policy", "item"]
+
+
+@admin.register(PolicyBacktest)
+class PolicyBacktestAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "policy", "policy_version", "draft", "days", "state", "matched", "agreed", "page"]
+    list_filter = ["state", "draft"]
+    search_fields = ["policy__name"]
+    list_select_related = ["policy"]
+
+    @admin.display(description="Result")
+    def page(self, backtest: PolicyBacktest) -> str:
+        return format_html('<a href="{}">backtest page</a>', backtest.get_absolute_url())
+
+
+@admin.register(BacktestFinding)
+class BacktestFindingAdmin(ReadOnlyAdmin):
+    list_display = ["backtest", "kind", "item"]
+    list_filter = ["kind"]
+    list_select_related = ["backtest", "item"]
 
 
 @admin.register(DecisionLinkUse)

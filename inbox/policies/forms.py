@@ -38,6 +38,8 @@ class PolicyForm(forms.ModelForm):
         if self.instance.pk and not self.is_bound:
             schema = self.instance.match_schema
             self.initial["match_schema"] = "" if schema is None else json.dumps(schema, indent=2)
+            # The agent is chosen by slug: its initial value must be the slug too, or no option is selected.
+            self.initial["agent"] = self.instance.agent.slug if self.instance.agent_id and self.instance.agent else None
         self.fields["name"].validators = []  # uniqueness is the service's rule
 
     def validate_unique(self) -> None:

@@ -1,3 +1,3 @@
 """Where the policy models live: ``inbox.models.policies`` (every model is in the models layer)."""
 
-from inbox.models.policies import Policy, PolicyMatch  # noqa: F401
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch  # noqa: F401

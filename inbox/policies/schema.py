@@ -9,20 +9,21 @@ interrupt's ``responseSchema`` gets, ``inbox.core.jsonschema_safe``; this module
 - no ``$ref`` is ever fetched: references must point inside the schema (``#/$defs/x``) and resolve there;
 - every ``pattern`` and ``patternProperties`` key is bounded (length) and must compile under RE2, and is
   matched with RE2 (linear time: no pathological backtracking on an agent's arguments);
-- the schema itself is bounded in size and depth, and applying it in steps (past the budget it matches
-  nothing).
+- the schema itself is bounded in size, depth and width (``MAX_SCHEMA_SIZES``, as a ``responseSchema``), checking
+  it against its meta-schema and applying it in steps (past the budget it matches nothing).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
 from jsonschema import validators
 
 from inbox.core import jsonschema_safe
-from inbox.limits import MAX_POLICY_PATTERN, MAX_POLICY_SCHEMA_BYTES, MAX_POLICY_SCHEMA_DEPTH
+from inbox.limits import MAX_POLICY_PATTERN, MAX_POLICY_SCHEMA_BYTES, MAX_POLICY_SCHEMA_DEPTH, MAX_SCHEMA_SIZES
 
 
 def validate_policy_schema(schema: Any) -> list[dict[str, str]]:
@@ -37,17 +38,20 @@ def validate_policy_schema(schema: Any) -> list[dict[str, str]]:
         return [{"path": "", "message": f"a policy schema is at most {MAX_POLICY_SCHEMA_BYTES} bytes ({size} given)"}]
     if isinstance(schema, bool):
         return []
-    problem = jsonschema_safe.schema_problem(schema, max_depth=MAX_POLICY_SCHEMA_DEPTH, max_pattern=MAX_POLICY_PATTERN)
-    if problem is not None and problem.rule == "max_depth":
-        return [{"path": problem.path, "message": problem.message}]  # before the meta-schema check recurses
+    problem = jsonschema_safe.schema_problem(
+        schema, max_depth=MAX_POLICY_SCHEMA_DEPTH, max_pattern=MAX_POLICY_PATTERN, max_sizes=MAX_SCHEMA_SIZES
+    )
+    if problem is not None and problem.rule.startswith("max_"):
+        # Before the meta-schema check, which recurses and whose work grows with the schema's width.
+        return [{"path": problem.path, "message": problem.message}]
     try:
-        cls = validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        errors = jsonschema_safe.meta_schema_errors(schema)
     except jsonschema.exceptions.SchemaError as exc:
         return [{"path": "$schema", "message": str(exc.message)}]
-    problems = [
-        {"path": ".".join(str(p) for p in error.absolute_path), "message": error.message}
-        for error in cls(cls.META_SCHEMA).iter_errors(schema)
-    ]
+    except jsonschema_safe.ValidationTooCostly as exc:
+        return [{"path": "", "message": f"checking this schema against its meta-schema takes more than {exc}"}]
+    problems = [{"path": ".".join(str(p) for p in error.absolute_path), "message": error.message} for error in errors]
     if problem is not None:
         problems.append({"path": problem.path, "message": problem.message})
     return problems
@@ -62,3 +66,21 @@ def policy_matches(schema: Any, instance: Any) -> bool:
         return jsonschema_safe.is_valid(schema, instance)
     except Exception:
         return False
+
+
+def policy_matcher(schema: Any) -> Callable[[Any], bool]:
+    """``policy_matches`` for many values of one schema (a backtest's items): the validator is built once."""
+    if schema is None:
+        return lambda instance: True
+    try:
+        check = jsonschema_safe.validity_check(schema)
+    except Exception:
+        return lambda instance: False
+
+    def matches(instance: Any) -> bool:
+        try:
+            return check(instance)
+        except Exception:
+            return False
+
+    return matches

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from django.db.models import Count, QuerySet
+from django.utils import timezone
 
 from inbox.models import InboxItem, is_denial
-from inbox.policies.models import Policy, PolicyMatch
+from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
 def policy_list() -> QuerySet[Policy]:
@@ -37,17 +39,39 @@ def human_verdict(item: InboxItem) -> str | None:
     return "denied" if is_denial(item.response_payload) else "approved"
 
 
-def shadow_agrees(match: PolicyMatch, item: InboxItem) -> bool | None:
-    """Whether people decided as the shadow policy would have; None when there is nothing to compare (the
-    item is still open, expired, decided by a policy, or the action was not approve/deny)."""
-    if match.action not in (Policy.Action.APPROVE, Policy.Action.DENY):
+# What people decided against what an approve or deny policy would have: an edit is not the plain approval a
+# policy sends, a cancel is not approving; answers to questions and forms compare with neither.
+AGREEING_OUTCOMES: dict[str, frozenset[str]] = {
+    Policy.Action.APPROVE.value: frozenset({InboxItem.Outcome.APPROVED.value}),
+    Policy.Action.DENY.value: frozenset({InboxItem.Outcome.DENIED.value, InboxItem.Outcome.CANCELLED.value}),
+}
+COMPARED_OUTCOMES = frozenset(
+    {
+        InboxItem.Outcome.APPROVED.value,
+        InboxItem.Outcome.APPROVED_WITH_EDITS.value,
+        InboxItem.Outcome.DENIED.value,
+        InboxItem.Outcome.CANCELLED.value,
+    }
+)
+
+
+def agrees(action: str, outcome: str) -> bool | None:
+    """Whether people's decision (an ``InboxItem.Outcome``) is what a policy with ``action`` would have done; None
+    when there is nothing to compare (an action that decides nothing, an answer to a form or question)."""
+    agreeing = AGREEING_OUTCOMES.get(action)
+    if agreeing is None or outcome not in COMPARED_OUTCOMES:
         return None
+    return outcome in agreeing
+
+
+def shadow_agrees(match: PolicyMatch, item: InboxItem) -> bool | None:
+    """Whether people decided as the shadow policy would have (``agrees``); None when there is nothing to compare
+    (the item is still open, expired, decided by a policy, or the action was not approve/deny)."""
     if item.decided_by_id is not None and hasattr(item.decided_by, "inbox_policy"):
         return None
-    verdict = human_verdict(item)
-    if verdict is None:
+    if item.status not in InboxItem.DECIDED:
         return None
-    return verdict == ("approved" if match.action == Policy.Action.APPROVE else "denied")
+    return agrees(match.action, item.outcome)
 
 
 @dataclass
@@ -58,6 +82,7 @@ class PolicyStats:
     compared: int = 0  # shadow approve/deny matches on items people decided
     agreed: int = 0
     time_saved: timedelta = field(default_factory=timedelta)
+    outcomes: dict[str, int] = field(default_factory=dict)  # matches per PolicyMatch.Outcome
 
     @property
     def agreement(self) -> float | None:
@@ -77,6 +102,7 @@ def policy_stats(policies: list[Policy] | None = None) -> list[PolicyStats]:
     for match in matches.iterator(chunk_size=2000):
         row = rows[match.policy_id]
         row.matches += 1
+        row.outcomes[match.outcome] = row.outcomes.get(match.outcome, 0) + 1
         if match.outcome == PolicyMatch.Outcome.DECIDED:
             row.decided += 1
         if match.mode != Policy.Mode.SHADOW:
@@ -92,6 +118,64 @@ def policy_stats(policies: list[Policy] | None = None) -> list[PolicyStats]:
     return [rows[policy.pk] for policy in policies]
 
 
+def matches_in_order() -> QuerySet[PolicyMatch]:
+    """Matches with their policy, in the order they were recorded: an item's page and its API read them so."""
+    return PolicyMatch.objects.select_related("policy").order_by("pk")
+
+
 def item_policy_notes(item: InboxItem) -> list[PolicyMatch]:
     """What policies did or would have done with this item, for its page."""
-    return list(item.policy_matches.select_related("policy").order_by("pk"))
+    return list(matches_in_order().filter(item=item))
+
+
+# --- backtests (``inbox.policies.backtest``) ---------------------------------------------------------------
+
+# A backtest still queued or running after this long lost its worker or its queue message: its page says so.
+BACKTEST_LOST_AFTER = timedelta(minutes=15)
+
+
+def latest_backtest(policy: Policy, *, version: int | None = None) -> PolicyBacktest | None:
+    """The latest finished backtest of the policy's saved ``version`` (its current one unless given)."""
+    return (
+        policy.backtests.filter(draft=False, state=PolicyBacktest.State.DONE, policy_version=version or policy.version)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def recent_backtests(policy: Policy, limit: int = 5) -> list[PolicyBacktest]:
+    return list(policy.backtests.select_related("requested_by").order_by("-created_at", "-pk")[:limit])
+
+
+def backtest_lost(backtest: PolicyBacktest) -> bool:
+    return not backtest.is_finished and timezone.now() - backtest.created_at > BACKTEST_LOST_AFTER
+
+
+def backtest_findings(backtest: PolicyBacktest, kind: str) -> QuerySet[BacktestFinding]:
+    """One kind of a backtest's listed items with what the list shows of them, newest item first."""
+    return (
+        backtest.findings.filter(kind=kind)
+        .select_related("item", "item__agent", "item__decided_by")
+        .order_by("-item_id")
+    )
+
+
+def backtest_evidence(backtest: PolicyBacktest | None) -> dict[str, Any] | None:
+    """A finished backtest as the audit log records it when its version is promoted."""
+    if backtest is None:
+        return None
+    return {
+        "id": backtest.pk,
+        "url": backtest.get_absolute_url(),
+        "version": backtest.policy_version,
+        "days": backtest.days,
+        "since": backtest.since.isoformat(),
+        "until": backtest.until.isoformat(),
+        "decided": backtest.decided,
+        "matched": backtest.matched,
+        "compared": backtest.compared,
+        "agreed": backtest.agreed,
+        "disagreed": backtest.disagreed,
+        "foundWrong": backtest.found_wrong,
+        "outcomes": backtest.outcomes,
+    }

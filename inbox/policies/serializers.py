@@ -6,10 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.models import Group
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.models import Agent
-from inbox.policies.models import Policy
+from inbox import limits
+from inbox.models import InboxItem
+from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
+from inbox.policies.selectors import PolicyStats
 
 
 class PolicySerializer(serializers.ModelSerializer):
@@ -70,6 +75,226 @@ class PolicySerializer(serializers.ModelSerializer):
     def service_fields(self) -> dict[str, Any]:
         """The validated fields under their model names, for ``policy_create`` / ``policy_update``."""
         return dict(self.validated_data)
+
+
+class PolicyMatchSerializer(serializers.ModelSerializer):
+    """One policy's match on an item, as the item page says it: shadow (what it would have done) or enforced
+    (what it did)."""
+
+    policy = serializers.IntegerField(source="policy_id", read_only=True)
+    policyName = serializers.CharField(source="policy.name", read_only=True)  # noqa: N815 (the wire name)
+    policyUrl = serializers.SerializerMethodField()  # noqa: N815
+    version = serializers.IntegerField(source="policy_version", read_only=True, help_text="The policy's version then.")
+    effect = serializers.CharField(
+        read_only=True, help_text='In words: "Approved", "Denied", "Would have approved", "Routed the item", …'
+    )
+    outcomeLabel = serializers.CharField(source="get_outcome_display", read_only=True)  # noqa: N815
+    decision = serializers.IntegerField(source="decision_id", read_only=True, allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)  # noqa: N815
+
+    class Meta:
+        model = PolicyMatch
+        fields = [
+            "policy",
+            "policyName",
+            "policyUrl",
+            "version",
+            "mode",
+            "action",
+            "outcome",
+            "outcomeLabel",
+            "effect",
+            "payload",
+            "note",
+            "decision",
+            "createdAt",
+        ]
+        read_only_fields = fields
+
+    def get_policyUrl(self, match: PolicyMatch) -> str:  # noqa: N802
+        request = self.context.get("request")
+        path = match.policy.get_absolute_url()
+        return request.build_absolute_uri(path) if request else path
+
+
+class PolicyStatsSerializer(serializers.Serializer):
+    """A policy's matches and how people decided the items its shadow matches would have decided."""
+
+    matches = serializers.IntegerField(help_text="Items it matched at ingest, shadow and enforced.")
+    decided = serializers.IntegerField(help_text="Enforced matches that decided the item.")
+    compared = serializers.IntegerField(help_text="Shadow approve/deny matches on items people decided.")
+    agreed = serializers.IntegerField(help_text="Of those, the ones people decided as the policy would have.")
+    agreement = serializers.FloatField(allow_null=True, help_text="agreed / compared (null when nothing compared).")
+    timeSavedSeconds = serializers.SerializerMethodField(  # noqa: N815
+        help_text="How long people took on the items it agreed with, in seconds."
+    )
+    outcomes = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Matches per outcome (shadow, decided, voted, routed, …)."
+    )
+
+    def get_timeSavedSeconds(self, stats: PolicyStats) -> float:  # noqa: N802
+        return stats.time_saved.total_seconds()
+
+
+def _absolute(serializer: serializers.Serializer, path: str) -> str:
+    request = serializer.context.get("request")
+    return request.build_absolute_uri(path) if request else path
+
+
+class BacktestSerializer(serializers.ModelSerializer):
+    """A backtest: its progress while it runs, then what the policy would have done (``docs/policies.md``)."""
+
+    url = serializers.SerializerMethodField()
+    policy = serializers.IntegerField(source="policy_id", read_only=True)
+    version = serializers.IntegerField(source="policy_version", read_only=True)
+    rules = serializers.JSONField(read_only=True, help_text="The policy's fields as tested (the draft's, for a draft).")
+    requestedBy = serializers.SerializerMethodField()  # noqa: N815
+    stateLabel = serializers.CharField(source="get_state_display", read_only=True)  # noqa: N815
+    percent = serializers.IntegerField(read_only=True, help_text="Progress, 0 to 100.")
+    decided = serializers.IntegerField(read_only=True, help_text="Items people decided in the period.")
+    matched = serializers.IntegerField(read_only=True, help_text="Of those, the items the policy matches.")
+    compared = serializers.IntegerField(
+        read_only=True, help_text="Matched items whose outcome compares with an approve or deny."
+    )
+    agreed = serializers.IntegerField(read_only=True, help_text="Of those, decided by people as the policy would have.")
+    disagreed = serializers.IntegerField(read_only=True)
+    agreement = serializers.FloatField(read_only=True, allow_null=True, help_text="agreed / compared.")
+    foundWrong = serializers.IntegerField(  # noqa: N815
+        source="found_wrong",
+        read_only=True,
+        help_text="Matched items people approved whose follow-up (the run that answered their resume) had an "
+        "interrupt a person denied; approve policies only.",
+    )
+    outcomes = serializers.DictField(
+        child=serializers.IntegerField(), read_only=True, help_text="Matched items per what people decided."
+    )
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)  # noqa: N815
+    finishedAt = serializers.DateTimeField(source="finished_at", read_only=True)  # noqa: N815
+
+    class Meta:
+        model = PolicyBacktest
+        fields = [
+            "id",
+            "url",
+            "policy",
+            "version",
+            "draft",
+            "rules",
+            "days",
+            "since",
+            "until",
+            "requestedBy",
+            "state",
+            "stateLabel",
+            "total",
+            "scanned",
+            "percent",
+            "decided",
+            "matched",
+            "compared",
+            "agreed",
+            "disagreed",
+            "agreement",
+            "foundWrong",
+            "outcomes",
+            "error",
+            "createdAt",
+            "finishedAt",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, backtest: PolicyBacktest) -> str:
+        return _absolute(self, reverse("api-policy-backtest", args=[backtest.policy_id, backtest.pk]))
+
+    def get_requestedBy(self, backtest: PolicyBacktest) -> str | None:  # noqa: N802
+        return backtest.requested_by.get_username() if backtest.requested_by_id and backtest.requested_by else None
+
+
+class BacktestRequestSerializer(serializers.Serializer):
+    """``POST /api/v1/policies/<id>/backtests``."""
+
+    days = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=limits.MAX_BACKTEST_DAYS,
+        help_text=f"How many days back to read (default {limits.BACKTEST_DEFAULT_DAYS}).",
+    )
+    draft = serializers.DictField(
+        required=False,
+        allow_null=True,
+        help_text="Unsaved changes to test instead of the saved version: any fields of the policy, as in PATCH.",
+    )
+
+
+class FindingSerializer(serializers.ModelSerializer):
+    """An item a backtest lists, as its page links it."""
+
+    url = serializers.SerializerMethodField()
+    agent: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    decidedBy = serializers.SerializerMethodField()  # noqa: N815
+    decidedAt = serializers.DateTimeField(source="decided_at", read_only=True)  # noqa: N815
+
+    class Meta:
+        model = InboxItem
+        fields = ["id", "url", "message", "agent", "outcome", "decidedBy", "decidedAt"]
+        read_only_fields = fields
+
+    def get_url(self, item: InboxItem) -> str:
+        return _absolute(self, item.get_absolute_url())
+
+    def get_decidedBy(self, item: InboxItem) -> str | None:  # noqa: N802
+        return item.decided_by.get_username() if item.decided_by_id and item.decided_by else None
+
+
+class FindingsPageSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=BacktestFinding.Kind.choices)
+    page = serializers.IntegerField()
+    pages = serializers.IntegerField()
+    count = serializers.IntegerField()
+    items = FindingSerializer(many=True)
+
+
+class BacktestDetailSerializer(BacktestSerializer):
+    """A backtest with one page of one kind of the items it lists (``?kind=disagreed|found_wrong&page=N``)."""
+
+    findings = serializers.SerializerMethodField()
+
+    class Meta(BacktestSerializer.Meta):
+        fields = [*BacktestSerializer.Meta.fields, "findings"]
+        read_only_fields = fields
+
+    @extend_schema_field(FindingsPageSerializer)
+    def get_findings(self, backtest: PolicyBacktest) -> dict[str, Any]:
+        page = self.context["findings"]
+        return {
+            "kind": self.context["kind"],
+            "page": page.number,
+            "pages": page.paginator.num_pages,
+            "count": page.paginator.count,
+            "items": FindingSerializer([finding.item for finding in page], many=True, context=self.context).data,
+        }
+
+
+class PolicyDetailSerializer(PolicySerializer):
+    """One policy with its stats and its version's latest backtest (``GET /api/v1/policies/<id>``)."""
+
+    stats = serializers.SerializerMethodField()
+    backtest = serializers.SerializerMethodField(
+        help_text="The latest finished backtest of the current version (null when none): what promoting it records."
+    )
+
+    class Meta(PolicySerializer.Meta):
+        fields = [*PolicySerializer.Meta.fields, "stats", "backtest"]
+
+    @extend_schema_field(PolicyStatsSerializer)
+    def get_stats(self, policy: Policy) -> dict[str, Any]:
+        stats: PolicyStats = self.context["stats"]
+        return dict(PolicyStatsSerializer(stats).data)
+
+    @extend_schema_field(BacktestSerializer(allow_null=True))
+    def get_backtest(self, policy: Policy) -> dict[str, Any] | None:
+        backtest = self.context.get("backtest")
+        return None if backtest is None else dict(BacktestSerializer(backtest, context=self.context).data)
 
 
 def first_error(errors: dict) -> tuple[str, str]:

@@ -11,10 +11,10 @@ approvals" raises the item's quorum, "route" hands the item to another team.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import Q
 
@@ -26,6 +26,7 @@ from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.policies.models import Policy, PolicyMatch
 from inbox.policies.schema import policy_matches, validate_policy_schema
+from inbox.policies.selectors import backtest_evidence, latest_backtest
 
 # The fields a policy's editor sets; ``version``, the service account and the timestamps are the service's.
 EDITABLE = (
@@ -138,22 +139,21 @@ def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
     changes = _diff(before, policy.snapshot())
     if not changes:
         return policy
+    promoted = set(changes) == {"mode"} and policy.mode == Policy.Mode.ENFORCE
+    data: dict[str, Any] = {"name": policy.name, "version": policy.version + 1, "changes": changes}
+    if promoted:
+        # The evidence it was promoted on: the latest backtest of the version it was (None when never tested).
+        data["backtest"] = backtest_evidence(latest_backtest(policy, version=policy.version))
     policy.version += 1
     _sync_service_user(policy)
     policy.save()
-    verb = "policy.promoted" if set(changes) == {"mode"} and policy.mode == Policy.Mode.ENFORCE else "policy.updated"
-    audit(
-        actor=Actor.for_user(user),
-        verb=verb,
-        obj=policy,
-        agent=policy.agent,
-        data={"name": policy.name, "version": policy.version, "changes": changes},
-    )
+    verb = "policy.promoted" if promoted else "policy.updated"
+    audit(actor=Actor.for_user(user), verb=verb, obj=policy, agent=policy.agent, data=data)
     return policy
 
 
 def policy_promote(*, user, policy_id: int) -> Policy:
-    """Shadow → enforce, from the policy's page."""
+    """Shadow → enforce, from the policy's page; the audit log records the version's latest backtest."""
     return policy_update(user=user, policy_id=policy_id, fields={"mode": Policy.Mode.ENFORCE})
 
 
@@ -161,31 +161,37 @@ def policy_promote(*, user, policy_id: int) -> Policy:
 
 
 def policies_for_agent(agent: Agent) -> list[Policy]:
-    """The enabled policies that apply to the agent's items, in order: its own and its teams'. One query, on the
-    indexes of the policy's agent and team."""
-    return list(
-        Policy.objects.filter(enabled=True)
-        .filter(Q(agent=agent) | Q(team__in=Group.objects.filter(agents=agent).values("pk")))
-        .select_related("service_user", "route_team")
-        .order_by("position", "pk")
-    )
+    """The enabled policies that apply to the agent's items, in order: its own and its teams'. One query, run at
+    every ingest: a policy is scoped to an agent or to a team (never both), so joining the teams' agents finds each
+    policy once. Its service account and route team load when it acts."""
+    return list(Policy.objects.filter(Q(agent=agent) | Q(team__agents=agent), enabled=True).order_by("position", "pk"))
 
 
-def policy_subject(policy: Policy, item: InboxItem) -> Any:
+def policy_subject(policy: Policy, *, tool_call: Any, metadata: Any) -> Any:
+    """What the policy's schema checks: the interrupt's metadata, or the proposed tool call's arguments."""
     if policy.subject == Policy.Subject.METADATA:
-        return item.metadata if item.metadata is not None else {}
-    args = (item.tool_call or {}).get("args")
+        return metadata if metadata is not None else {}
+    args = (tool_call or {}).get("args")
     return args if args is not None else {}
 
 
-def policy_applies(policy: Policy, item: InboxItem) -> bool:
-    if policy.reason and policy.reason != item.reason:
+def policy_applies_to(
+    policy: Policy, *, reason: str, tool_call: Any, metadata: Any, matches: Callable[[Any], bool] | None = None
+) -> bool:
+    """Whether the policy matches an interrupt with this reason, tool call and metadata (at ingest and in a
+    backtest, which reads only these columns and passes ``matches``, its schema's ``policy_matcher``)."""
+    if policy.reason and policy.reason != reason:
         return False
-    if policy.tool_name and (item.reason != "tool_call" or policy.tool_name != item.tool_name):
+    if policy.tool_name and (reason != "tool_call" or policy.tool_name != (tool_call or {}).get("name", "")):
         return False
-    if policy.subject == Policy.Subject.ARGUMENTS and policy.match_schema is not None and item.tool_call is None:
+    if policy.subject == Policy.Subject.ARGUMENTS and policy.match_schema is not None and tool_call is None:
         return False  # nothing to check the arguments schema against
-    return policy_matches(policy.match_schema, policy_subject(policy, item))
+    subject = policy_subject(policy, tool_call=tool_call, metadata=metadata)
+    return matches(subject) if matches is not None else policy_matches(policy.match_schema, subject)
+
+
+def policy_applies(policy: Policy, item: InboxItem) -> bool:
+    return policy_applies_to(policy, reason=item.reason, tool_call=item.tool_call, metadata=item.metadata)
 
 
 def _payload_of(policy: Policy) -> dict | None:

@@ -1,5 +1,6 @@
 """Staff pages for auto-decision policies: the ordered list with each policy's stats, create, edit, a
-policy's page (what it matched, next to what people decided) with Promote, and the stats page."""
+policy's page (what it matched, next to what people decided) with Promote, the stats page, and backtests (run
+from the policy's page on its saved version or from its form on the unsaved values; a page per backtest)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,19 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from inbox import limits
+from inbox.core.errors import ApplicationError
 from inbox.decisions.rules import DecisionError
+from inbox.models import InboxItem
 from inbox.policies import selectors
+from inbox.policies.backtest import backtest_start
 from inbox.policies.forms import PolicyForm
-from inbox.policies.models import Policy
+from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.services import policy_create, policy_promote, policy_update
 
 
@@ -45,6 +51,11 @@ def policy_stats(request: HttpRequest) -> HttpResponse:
     return render(request, "policies/stats.html", {"stats": selectors.policy_stats(list(selectors.policy_list()))})
 
 
+def _form_page(request: HttpRequest, form: PolicyForm, policy: Policy | None, status: int = 200) -> HttpResponse:
+    context = {"form": form, "policy": policy, "default_days": limits.BACKTEST_DEFAULT_DAYS}
+    return render(request, "policies/form.html", {**context, "max_days": limits.MAX_BACKTEST_DAYS}, status=status)
+
+
 def _save(request: HttpRequest, policy: Policy | None) -> HttpResponse:
     form = PolicyForm(request.POST or None, instance=policy or Policy())
     if request.method == "POST" and form.is_valid():
@@ -59,8 +70,7 @@ def _save(request: HttpRequest, policy: Policy | None) -> HttpResponse:
             form.add_service_errors(error.errors or [{"path": "", "message": error.message}])
         else:
             return redirect(saved)
-    status = 400 if request.method == "POST" else 200
-    return render(request, "policies/form.html", {"form": form, "policy": policy}, status=status)
+    return _form_page(request, form, policy, status=400 if request.method == "POST" else 200)
 
 
 @staff_member_required
@@ -73,9 +83,9 @@ def policy_edit(request: HttpRequest, pk: int) -> HttpResponse:
     return _save(request, get_object_or_404(Policy, pk=pk))
 
 
-@staff_member_required
-def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    policy = get_object_or_404(Policy.objects.select_related("agent", "team", "route_team"), pk=pk)
+def _detail_page(
+    request: HttpRequest, policy: Policy, error: ApplicationError | None = None, days: str = ""
+) -> HttpResponse:
     matches = selectors.recent_matches(policy)
     context = {
         "policy": policy,
@@ -84,8 +94,68 @@ def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
             (match, selectors.human_verdict(match.item), selectors.shadow_agrees(match, match.item))
             for match in matches
         ],
+        "backtests": selectors.recent_backtests(policy),
+        "evidence": selectors.latest_backtest(policy),
+        "backtest_error": error,
+        "days": days or limits.BACKTEST_DEFAULT_DAYS,
+        "max_days": limits.MAX_BACKTEST_DAYS,
     }
-    return render(request, "policies/detail.html", context)
+    return render(request, "policies/detail.html", context, status=error.status if error else 200)
+
+
+@staff_member_required
+def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    return _detail_page(request, get_object_or_404(Policy.objects.select_related("agent", "team", "route_team"), pk=pk))
+
+
+@staff_member_required
+@require_POST
+def policy_backtest_start(request: HttpRequest, pk: int) -> HttpResponse:
+    """Backtest the saved version (the policy's page) or the form's unsaved values (``draft``, its edit page)."""
+    policy = get_object_or_404(Policy.objects.select_related("agent", "team", "route_team"), pk=pk)
+    days = request.POST.get("days", "")
+    if not request.POST.get("draft"):
+        try:
+            backtest = backtest_start(user=request.user, policy=policy, days=days)
+        except ApplicationError as error:
+            return _detail_page(request, policy, error, days)
+        return redirect(backtest)
+    form = PolicyForm(request.POST, instance=Policy.objects.get(pk=pk))
+    if not form.is_valid():
+        return _form_page(request, form, policy, status=400)
+    try:
+        backtest = backtest_start(user=request.user, policy=policy, days=days, draft_fields=form.service_fields())
+    except ApplicationError as error:
+        form.add_service_errors(error.errors or [{"path": "", "message": error.message}])
+        return _form_page(request, form, policy, status=400)
+    return redirect(backtest)
+
+
+def _findings_page(request: HttpRequest, backtest: PolicyBacktest, kind: str, param: str) -> Any:
+    return Paginator(selectors.backtest_findings(backtest, kind), 25).get_page(request.GET.get(param))
+
+
+@staff_member_required
+def policy_backtest(request: HttpRequest, pk: int, backtest_pk: int) -> HttpResponse:
+    """A backtest: its progress (the page reloads itself) until it is done, then what it found."""
+    backtest = get_object_or_404(
+        PolicyBacktest.objects.select_related("policy", "requested_by"), pk=backtest_pk, policy_id=pk
+    )
+    context: dict[str, Any] = {
+        "backtest": backtest,
+        "policy": backtest.policy,
+        "lost": selectors.backtest_lost(backtest),
+        "action_label": Policy.Action(backtest.rules["action"]).label,
+    }
+    if backtest.state == PolicyBacktest.State.DONE:
+        context["disagreements"] = _findings_page(request, backtest, BacktestFinding.Kind.DISAGREED, "page")
+        context["found_wrong"] = _findings_page(request, backtest, BacktestFinding.Kind.FOUND_WRONG, "wrong_page")
+        context["outcomes"] = [
+            (value, label, backtest.outcomes[value])
+            for value, label in InboxItem.Outcome.choices
+            if value in backtest.outcomes
+        ]
+    return render(request, "policies/backtest.html", context)
 
 
 @staff_member_required

@@ -18,6 +18,29 @@ def new_run_id() -> str:
     return f"run-{uuid.uuid4().hex}"
 
 
+# What an interrupt's metadata asks to have echoed in its answer's ``ResumeEntry.metadata`` (ag-ui-protocol 1.0:
+# envelope data beside the payload), as paths copied when present: ag2's ``metadata.ag2.proof`` (a per-interrupt
+# secret that ``AGUIStream(require_resume_proof=True)`` wants back).
+ECHOED_METADATA_PATHS: tuple[tuple[str, ...], ...] = (("ag2", "proof"),)
+
+
+def echoed_metadata(metadata: Any) -> dict[str, Any] | None:
+    """The ``ResumeEntry.metadata`` answering an interrupt with this metadata: each of
+    ``ECHOED_METADATA_PATHS`` it holds, at the same path; None when it holds none."""
+    echoed: dict[str, Any] = {}
+    for path in ECHOED_METADATA_PATHS:
+        value = metadata
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        target = echoed
+        for key in path[:-1]:
+            target = target.setdefault(key, {})
+        target[path[-1]] = value
+    return echoed or None
+
+
 def build_resume_input(*, run: Run, items: list[InboxItem], next_run_id: str) -> dict[str, Any]:
     """The RunAgentInput answering every interrupt of ``run`` (``items`` in position order), camelCase
     exactly as the SDK serializes it. Replay-style continuation: ``messages`` as ``resume_messages`` says,
@@ -25,12 +48,15 @@ def build_resume_input(*, run: Run, items: list[InboxItem], next_run_id: str) ->
     forwardedProps are always present."""
     entries = []
     for item in items:
+        metadata = echoed_metadata(item.metadata)
         if item.status == InboxItem.Status.RESOLVED:
             entries.append(
-                ResumeEntry(interrupt_id=item.interrupt_id, status="resolved", payload=item.response_payload)
+                ResumeEntry(
+                    interrupt_id=item.interrupt_id, status="resolved", payload=item.response_payload, metadata=metadata
+                )
             )
         elif item.status == InboxItem.Status.CANCELLED:
-            entries.append(ResumeEntry(interrupt_id=item.interrupt_id, status="cancelled"))
+            entries.append(ResumeEntry(interrupt_id=item.interrupt_id, status="cancelled", metadata=metadata))
         else:
             raise ValueError(f"item {item.pk} is {item.status}: only resolved or cancelled items can be resumed")
     run_input = RunAgentInput.model_validate(

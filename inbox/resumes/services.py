@@ -1,11 +1,16 @@
 """Batched resumes (the outbox): dispatching the RunAgentInput (built by ``inbox.resumes.input``), reading
 the resumed run (its tool results filed by ``inbox.resumes.reply``).
 
-Life of a ``Resume`` row: ``pending → sending → delivered | failed | expired``.
+Life of a ``Resume`` row: ``pending → sending → delivered | accepted | failed | expired`` (``inbox.resumes.delivery``
+says each in words, the same everywhere it is shown).
 
 - ``resume_create_if_complete`` runs in the transaction of the decision that closes the last open item
   of a run. It fixes the whole input now (same threadId, a fresh runId reused on every retry, resume[]
-  for every interrupt in order), so whatever happens later, one decision set is sent as one resume.
+  for every interrupt in order), so whatever happens later, one decision set is sent as one resume. While a
+  decision of the batch can still be undone (``Decision.undo_until``), the row is held: its first
+  ``next_attempt_at`` is the end of the last undo window, and its dispatch is queued for then.
+- ``resume_withdraw`` (an undo, before any attempt claimed the row) deletes the unsent row; the audit log
+  keeps its creation and its withdrawal. Once a worker's claim moved it to ``sending`` it is too late (409).
 - ``resume_dispatch`` (Celery) claims the row with a conditional update (``attempts`` + 1 is the claim's
   fencing token) and takes a **lease** (``lease_until``) that a thread of the sending worker renews every
   ``INBOX_RESUME_LEASE_RENEW_SECONDS`` while it reads the reply. After the claim it re-checks expiry with
@@ -13,7 +18,10 @@ Life of a ``Resume`` row: ``pending → sending → delivered | failed | expired
   ``agents.client``): TOOL_CALL_RESULTs complete the items' audit trail, an interrupt outcome is ingested
   like any run (chained interrupts), RUN_ERROR fails the resume, transport failures retry with capped,
   jittered exponential backoff until ``retry_until`` (``INBOX_RESUME_RETRY_WINDOW_SECONDS``) or the
-  earliest ``expiresAt``, whichever comes first.
+  earliest ``expiresAt``, whichever comes first. Only failures after which the agent cannot be working on
+  the input are retried: one copy at a time. A reply cut by the read timeout or the stream deadline after the
+  agent answered 2xx ends ``accepted`` (delivered, result unknown); an agent that never answered at all within
+  the read timeout ends ``failed`` (it may be working on it: a person decides whether to send it again).
 - ``resume_requeue_stuck`` (beat, every ``INBOX_RECOVERY_SWEEP_SECONDS``) puts back rows whose lease
   expired (their worker died) and re-queues ``pending`` rows whose task message was lost (Redis restarted
   empty).
@@ -35,16 +43,16 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from inbox import access
 from inbox.agui.parser import IngestError, RunRecord, read_run
 from inbox.audit.record import Actor, audit
-from inbox.conformance.recorder import record_resume
+from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error, record_resume
 from inbox.core.errors import ApplicationError
 from inbox.live import push as live
-from inbox.models import InboxItem, Resume, Run
+from inbox.models import AuditEvent, Decision, InboxItem, Resume, Run
 from inbox.resumes.input import build_resume_input, new_run_id
 from inbox.resumes.reply import mark_reemitted, record_tool_results
 from inbox.resumes.tasks import dispatch_resume
@@ -58,6 +66,10 @@ SYSTEM = Actor.system("resume")
 
 class ResumeRetryRefused(ApplicationError):
     """409 ``not_failed``: only a failed resume can be sent again (``state`` says what it is)."""
+
+
+class ResumeWithdrawRefused(ApplicationError):
+    """409 ``too_late``: a worker already claimed the resume, so the answer is (being) sent."""
 
 
 def _push_state(resume: Resume) -> None:
@@ -113,6 +125,10 @@ def resume_create_if_complete(*, run: Run, user: Any = None) -> Resume | None:
         return existing
     next_run_id = new_run_id()
     now = timezone.now()
+    # Held while any decision of the batch can be undone (its decider's window), so an undo sends nothing.
+    held_until = Decision.objects.filter(item__run=run, withdrawn_at__isnull=True, undo_until__gt=now).aggregate(
+        until=Max("undo_until")
+    )["until"]
     resume = Resume.objects.create(
         run=run,
         thread=run.thread,
@@ -121,7 +137,7 @@ def resume_create_if_complete(*, run: Run, user: Any = None) -> Resume | None:
         input=build_resume_input(run=run, items=items, next_run_id=next_run_id),
         state=Resume.State.PENDING,
         created_at=now,
-        next_attempt_at=now,
+        next_attempt_at=held_until or now,
         retry_until=now + timedelta(seconds=settings.INBOX_RESUME_RETRY_WINDOW_SECONDS),
     )
     audit(
@@ -137,8 +153,30 @@ def resume_create_if_complete(*, run: Run, user: Any = None) -> Resume | None:
         },
     )
     _push_state(resume)
-    _queue_dispatch(resume.pk)
+    _queue_dispatch(resume.pk, countdown=(held_until - now).total_seconds() if held_until else None)
     return resume
+
+
+def resume_withdraw(*, run: Run, user: Any, note: str) -> Resume | None:
+    """Take back the run's unsent resume (an undo): call inside the undo's transaction with the run locked. The row
+    is deleted, so no queued or re-queued dispatch finds it; the audit log keeps what it was. Refused with 409
+    ``too_late`` once an attempt claimed it: the claim is a conditional update of this row, so whichever of the
+    two takes the row first wins, and the other sees it. Returns the withdrawn row (None: the run had none)."""
+    row = Resume.objects.select_for_update().filter(run=run).first()
+    if row is None:
+        return None
+    if row.state != Resume.State.PENDING or row.attempts or row.last_sent_at is not None:
+        raise ResumeWithdrawRefused(
+            409,
+            "too_late",
+            "Already sent — too late to undo: the answer has gone to the agent"
+            + (" (it is being sent now)." if row.state == Resume.State.SENDING else "."),
+            state=row.state,
+        )
+    data = {"runId": run.run_id, "nextRunId": row.next_run_id, "note": note}
+    audit(actor=Actor.for_user(user), verb="resume.withdrawn", obj=row, data=data)
+    row.delete()
+    return row
 
 
 def backoff_seconds(attempts: int) -> float:
@@ -233,8 +271,17 @@ def _stale_items(resume: Resume, now: datetime) -> list[InboxItem]:
 def resume_dispatch(*, resume_id: int) -> str:
     """Claim, check, send, read. Safe to run twice: only the worker whose conditional update moved the
     row from pending to sending does anything."""
-    resume = _claim(resume_id, timezone.now())
+    now = timezone.now()
+    resume = _claim(resume_id, now)
     if resume is None:
+        # Early (a countdown that fired before the row's due time, by another clock): queue it again for then.
+        due = (
+            Resume.objects.filter(pk=resume_id, state=Resume.State.PENDING, next_attempt_at__gt=now)
+            .values_list("next_attempt_at", flat=True)
+            .first()
+        )
+        if due is not None:
+            _queue_dispatch(resume_id, countdown=(due - now).total_seconds())
         return "not claimed"
     try:
         return _send_claimed(resume)
@@ -268,14 +315,29 @@ def _send_claimed(resume: Resume) -> str:
             raw_events = run_agent(agent=resume.agent, run_input=resume.input)
         except AgentCallError as error:
             failure = error
+    where = f"reply to resume {resume.pk} (attempt {resume.attempts})"
     if failure is not None:
+        record_call_error(agent_id=resume.agent_id, error=failure, run_id=resume.next_run_id, where=where)
+        if failure.accepted and failure.kind in ("timeout", "deadline"):
+            # It took the input and was still at it when the read stopped: delivered, result unknown; never resent.
+            return _finish_accepted(resume, failure.message)
+        # The agent answered 200 with an event stream: it took the input, whatever became of the reply.
+        accepted = {"accepted": True} if failure.accepted else {}
         if failure.retryable:
-            return _schedule_retry(resume, failure.message)
-        _finish_failed(resume, failure.message)
+            return _schedule_retry(resume, failure.message, **accepted)
+        message = failure.message
+        if failure.kind == "timeout":  # silent from the start: it may be working on this copy
+            message += (
+                " It is not sent again by itself (that would be a second copy): retry it by hand once the agent"
+                " is known not to have acted on it."
+            )
+            accepted["unanswered"] = True  # sent whole: a RUN_ERROR to a retry may mean it acted on this copy
+        _finish_failed(resume, message, **accepted)
         return "failed"
     try:
         record = read_run(raw_events, "events", allow_error=True)
     except IngestError as error:
+        record_ingest_error(agent_id=resume.agent_id, error=error, raw_events=raw_events, where=where)
         _finish_failed(resume, f"The agent's reply breaks the AG-UI contract: {error.message}")
         return "failed"
     return _finish_with_reply(resume, record)
@@ -299,6 +361,20 @@ def _finish_expired(resume: Resume, stale: list[InboxItem], now: datetime) -> No
             note += "; the resume was never sent"
         data = {"note": note, "attempts": row.attempts, "everSent": row.last_sent_at is not None}
         _move(row, Resume.State.EXPIRED, note, verb="resume.expired", data=data)
+
+
+def _finish_accepted(resume: Resume, message: str) -> str:
+    """The agent took the input (2xx, its reply began) and the reply was cut by the read timeout or the stream
+    deadline: delivered, result unknown. Final: a second copy would run it twice."""
+    with transaction.atomic():
+        row = _mine(resume)
+        if row is None:
+            return "superseded"
+        row.delivered_at = timezone.now()
+        note = f"{message} The agent has the answer; what it did with it is not known. It is not sent again."
+        data = {"note": note, "attempts": row.attempts, "resultUnknown": True}
+        _move(row, Resume.State.ACCEPTED, note, verb="resume.accepted", data=data, also=("delivered_at",))
+    return "accepted"
 
 
 def _finish_failed(resume: Resume, message: str, *, resumed_run: Run | None = None, **extra: Any) -> None:
@@ -325,7 +401,7 @@ def retry_deadline(resume: Resume) -> tuple[datetime, str]:
     return deadline, why
 
 
-def _schedule_retry(resume: Resume, message: str) -> str:
+def _schedule_retry(resume: Resume, message: str, **extra: Any) -> str:
     with transaction.atomic():
         row = _mine(resume)
         if row is None:
@@ -335,10 +411,10 @@ def _schedule_retry(resume: Resume, message: str) -> str:
         deadline, why = retry_deadline(row)
         if now + timedelta(seconds=delay) >= deadline:
             note = f"{message} (gave up after {row.attempts} attempt(s): {why})"
-            data = {"error": note, "attempts": row.attempts, "gaveUp": True}
+            data = {"error": note, "attempts": row.attempts, "gaveUp": True, **extra}
             _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data)
             return "failed"
-        data = {"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3)}
+        data = {"error": message, "attempts": row.attempts, "delaySeconds": round(delay, 3), **extra}
         due = now + timedelta(seconds=delay)
         _move(row, Resume.State.PENDING, message, verb="resume.retry_scheduled", data=data, next_attempt_at=due)
         _queue_dispatch(row.pk, countdown=delay)
@@ -349,7 +425,25 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
     from inbox.ingest.services import run_ingest
 
     if record.thread_id and record.thread_id != resume.thread.thread_id:
-        _finish_failed(resume, f"The agent answered on thread {record.thread_id!r}, not {resume.thread.thread_id!r}.")
+        message = f"The agent answered on thread {record.thread_id!r}, not {resume.thread.thread_id!r}."
+        index = next(
+            (
+                i
+                for i, event in enumerate(record.events)
+                if event.get("threadId") not in (None, resume.thread.thread_id)
+            ),
+            None,
+        )
+        where = f"reply to resume {resume.pk} (attempt {resume.attempts})"
+        record_cut(
+            agent_id=resume.agent_id,
+            variant="other_thread",
+            message=message,
+            run_id=record.run_id,
+            event_index=index,
+            where=where,
+        )
+        _finish_failed(resume, message)
         return "failed"
     # A bare RUN_ERROR names no thread or run: it answers the input we sent.
     record.thread_id = record.thread_id or resume.thread.thread_id
@@ -383,6 +477,8 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
                 agent=row.agent, record=record, source=Run.Source.RESUME, actor=SYSTEM, run_input=row.input
             )
         except IngestError as error:
+            if error.code != "thread_has_open_interrupts":  # another run's items, not this reply's doing
+                record_ingest_error(agent_id=row.agent_id, error=error, where=f"resumed run {record.run_id}")
             note = f"The resumed run could not be stored: {error.message}"
             _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note})
             return "failed"
@@ -398,12 +494,45 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             if late:
                 data["afterLeaseLost"] = True
             _move(row, Resume.State.DELIVERED, "", verb="resume.delivered", data=data, also=also)
+        elif (earlier := _taken_attempt(row)) is not None:
+            # A resend refused with RUN_ERROR after an earlier copy the agent may have acted on (its reply cut after
+            # the 200, or no answer at all): the spec's answer to an interrupt the agent no longer holds, because
+            # it acted on that copy. Delivered, result unknown (``accepted``), not a failure to tell people about.
+            row.delivered_at = timezone.now()
+            note = (
+                f"Delivered by attempt {earlier}, result unknown: the agent refused the resend with RUN_ERROR, as the "
+                f"spec asks for an interrupt it no longer holds: {record.error_message or '(no message)'}. What it "
+                "did with the earlier copy is not known here."
+            )
+            data = {"note": note, "resumedRunId": resumed.run_id, "attempts": row.attempts}
+            data |= {"deliveredByAttempt": earlier, "replayRefused": True, "resultUnknown": True}
+            _move(row, Resume.State.ACCEPTED, note, verb="resume.accepted", data=data, also=also)
         else:
             sent = f" to the resume sent at {row.last_sent_at.isoformat()}" if row.last_sent_at else ""
             note = f"The agent answered RUN_ERROR{sent}: {record.error_message or '(no message)'}"
             data = {"error": note, "runError": True, "attempts": row.attempts}
             _move(row, Resume.State.FAILED, note, verb="resume.failed", data=data, also=also)
     return row.state
+
+
+def _taken_attempt(row: Resume) -> int | None:
+    """The earlier attempt of this resume the agent may have acted on without the inbox receiving its reply, if
+    any: one it answered 200 with an event stream (``accepted`` in the audit of its retry or failure), or one
+    sent whole that it never answered (``unanswered``: the read timeout, then a person's retry)."""
+    event = (
+        AuditEvent.objects.filter(
+            object_type=Resume._meta.model_name,
+            object_id=str(row.pk),
+            verb__in=["resume.retry_scheduled", "resume.failed"],
+        )
+        .filter(Q(data__accepted=True) | Q(data__unanswered=True))
+        .order_by("pk")
+        .first()
+    )
+    if event is None:
+        return None
+    attempts = (event.data or {}).get("attempts")
+    return attempts if isinstance(attempts, int) else 0
 
 
 def resume_requeue_stuck() -> int:

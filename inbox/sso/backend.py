@@ -11,6 +11,7 @@ from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 
 from inbox.sso import config
 from inbox.sso.services import sso_login
+from inbox.teams.backends import signed_in
 
 
 class InboxOIDCBackend(OIDCAuthenticationBackend):
@@ -52,6 +53,6 @@ class InboxOIDCBackend(OIDCAuthenticationBackend):
 
     def get_user(self, user_id: Any):
         try:
-            return self.UserModel.objects.get(pk=user_id)
+            return signed_in(self.UserModel.objects.all()).get(pk=user_id)
         except self.UserModel.DoesNotExist:
             return None

@@ -13,6 +13,7 @@ from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError, check_open, check_visible
 from inbox.live import push as live
 from inbox.models import InboxItem
+from inbox.teams.away import delegation_note, holder_for
 
 
 def _locked_visible_item(*, item_id: int, user) -> InboxItem:
@@ -22,7 +23,7 @@ def _locked_visible_item(*, item_id: int, user) -> InboxItem:
     return item
 
 
-def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
+def _set_claim(*, item: InboxItem, holder, actor_user, verb: str, note: dict | None = None) -> InboxItem:
     previous = item.claimed_by.get_username() if item.claimed_by_id else None
     item.claimed_by = holder
     item.claimed_at = timezone.now() if holder else None
@@ -31,7 +32,7 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str) -> InboxItem:
         actor=Actor.for_user(actor_user),
         verb=verb,
         obj=item,
-        data={"holder": holder.get_username() if holder else None, "previous": previous},
+        data={"holder": holder.get_username() if holder else None, "previous": previous, **(note or {})},
     )
     live.publish_on_commit(
         live.groups_for(agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]),
@@ -51,7 +52,10 @@ def item_claim(*, item_id: int, user) -> InboxItem:
             f"{item.claimed_by.get_username()} already holds this item.",
             claimedBy=item.claimed_by.get_username(),
         )
-    return _set_claim(item=item, holder=user, actor_user=user, verb="item.claimed")
+    # Someone away who claims an item hands it to their delegate (inbox.teams.away).
+    holder, away = holder_for(user, item, field="claim")
+    note = delegation_note(away) if away else None
+    return _set_claim(item=item, holder=holder, actor_user=user, verb="item.claimed", note=note)
 
 
 @transaction.atomic
@@ -91,4 +95,6 @@ def item_assign(*, item_id: int, user, assignee) -> InboxItem:
             f"{assignee.get_username()} cannot see this item's agent.",
             [{"path": "assignee", "message": "not a member of the agent's teams"}],
         )
-    return _set_claim(item=item, holder=assignee, actor_user=user, verb="item.assigned")
+    holder, away = holder_for(assignee, item)
+    note = delegation_note(away) if away else None
+    return _set_claim(item=item, holder=holder, actor_user=user, verb="item.assigned", note=note)

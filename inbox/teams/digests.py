@@ -1,5 +1,6 @@
 """Digests: each digest-mode user gets, once per ``INBOX_DIGEST_SECONDS``, one mail of the open items of their
-teams that arrived since the last one (``inbox.teams.tasks.send_digests``, on beat)."""
+teams that arrived since the last one, and of the items they snoozed that came back meanwhile
+(``inbox.teams.tasks.send_digests``, on beat)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from inbox import access
-from inbox.models import InboxItem, NotificationPreference
+from inbox.models import InboxItem, NotificationPreference, Snooze
 from inbox.teams.mail import email_message
 from inbox.teams.summaries import item_summary, with_decision_links
 
@@ -42,16 +43,23 @@ def mail_digests() -> int:
             .select_related("agent", "thread", "run")
             .order_by("agent__name", "created_at")
         )
-        if not items:
+        back = [
+            with_decision_links(item_summary(snooze.item), snooze.item, user=pref.user)
+            for snooze in Snooze.objects.filter(
+                user=pref.user, woken_at__gt=since, woken_at__lte=now, item__status=InboxItem.Status.OPEN
+            )
+            .select_related("item__agent", "item__thread", "item__run")
+            .order_by("woken_at", "pk")
+        ]
+        if not items and not back:
             continue
         groups: dict[str, list[dict]] = defaultdict(list)
         for item in items:
             groups[item.agent.name or item.agent.slug].append(
                 with_decision_links(item_summary(item), item, user=pref.user)
             )
-        subject = f"[Inbox] Digest: {len(items)} item(s) waiting for a decision"
-        message = email_message(
-            pref.user, subject, "digest", {"groups": dict(groups), "count": len(items), "since": since}
-        )
+        subject = f"[Inbox] Digest: {len(items) + len(back)} item(s) waiting for a decision"
+        context = {"groups": dict(groups), "count": len(items), "since": since, "back": back}
+        message = email_message(pref.user, subject, "digest", context)
         sent += message.send() or 0
     return sent

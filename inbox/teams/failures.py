@@ -10,6 +10,7 @@ from django.db import transaction
 
 from inbox.audit.record import Actor, audit
 from inbox.models import Decision, InboxItem, NotificationPreference, Resume
+from inbox.resumes.delivery import delivery_of_resume
 from inbox.teams.mail import absolute_url, email_message
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ def notify_delivery_failed(resume_id: int) -> int:
         "agent": resume.agent,
         "run": resume.run,
         "resume": resume,
+        "delivery": delivery_of_resume(resume),
         "items": items,
         "run_url": absolute_url(resume.run.get_absolute_url()),
     }

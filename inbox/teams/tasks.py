@@ -14,8 +14,11 @@ import uuid
 import httpx
 from celery import shared_task
 
+from agents import endpoints
 from inbox.models import TeamWebhook
+from inbox.teams.away import delegation_sweep
 from inbox.teams.digests import mail_digests
+from inbox.teams.escalations import escalation_sweep
 from inbox.teams.webhooks import (
     WEBHOOK_MAX_RETRIES,
     WEBHOOK_TIMEOUT,
@@ -50,10 +53,18 @@ def send_digests() -> int:
     return mail_digests()
 
 
+@shared_task(name="inbox.notifications.escalate")
+def escalate() -> int:
+    """Beat: fire the escalation rules that are due (``escalations.escalation_sweep``) and hand the items of people
+    whose away period has begun to their delegates (``away.delegation_sweep``); returns how many of both."""
+    return escalation_sweep() + delegation_sweep()
+
+
 @shared_task(bind=True, name="inbox.notifications.deliver_webhook", max_retries=WEBHOOK_MAX_RETRIES, acks_late=True)
 def deliver_webhook(self, webhook_id: int, body: str) -> str:
-    """POST ``body`` to the team's configured URL (only there), signed. Retries transport errors, 429
-    and 5xx with capped, jittered backoff; other 4xx are final."""
+    """POST ``body`` to the team's configured URL (only there, and only on a public address unless
+    ``INBOX_AGENT_ALLOWED_NETWORKS`` allows it), signed. Retries transport errors, a name that does not resolve,
+    429 and 5xx with capped, jittered backoff; other 4xx and a refused address are final."""
     webhook = TeamWebhook.objects.filter(pk=webhook_id, enabled=True).select_related("team").first()
     if webhook is None:
         return "disabled"
@@ -70,22 +81,49 @@ def deliver_webhook(self, webhook_id: int, body: str) -> str:
             timestamp=int(time.time()),
         ),
     }
-    error = ""
-    try:
-        response = httpx.post(
-            webhook.url, content=data, headers=headers, timeout=WEBHOOK_TIMEOUT, follow_redirects=False
-        )
-    except httpx.HTTPError as exc:
-        error = f"{exc.__class__.__name__}: {exc}"
-    else:
-        if response.is_success:
-            return "delivered"
-        error = f"HTTP {response.status_code}"
-        if response.status_code < 500 and response.status_code != 429:
-            record_webhook_failure(webhook, error, final=True)
-            return "rejected"
+    outcome, error = _post(webhook, data, headers)
+    if outcome is not None:
+        return outcome
     if self.request.retries >= self.max_retries:
         record_webhook_failure(webhook, error, final=True)
         return "failed"
     log.warning("webhook %s to %s failed (%s); retrying", webhook.pk, webhook.url, error)
     raise self.retry(countdown=backoff(self.request.retries), exc=None)
+
+
+def _post(webhook: TeamWebhook, data: bytes, headers: dict[str, str]) -> tuple[str | None, str]:
+    """One attempt: the final outcome (delivered, refused, rejected), or None and the error to retry on."""
+    try:
+        # The agents' rule (agents/endpoints.py): public addresses only, and the request connects to the address
+        # checked, so the name cannot resolve elsewhere in between.
+        destination = endpoints.target(webhook.url)
+    except endpoints.EndpointRefused as refused:
+        if not refused.resolvable:
+            return None, refused.message  # a name that does not resolve (yet): retried like a refused connection
+        record_webhook_failure(webhook, refused.message, final=True)
+        return "refused", refused.message
+    try:
+        with httpx.Client(timeout=WEBHOOK_TIMEOUT, follow_redirects=False, trust_env=False) as http:
+            response = http.post(
+                destination.url,
+                content=data,
+                headers={**headers, **destination.headers},
+                extensions=destination.extensions,
+            )
+    except httpx.HTTPError as exc:
+        return None, f"{exc.__class__.__name__}: {exc}"
+    if response.is_success:
+        return "delivered", ""
+    error = f"HTTP {response.status_code}"
+    if response.status_code < 500 and response.status_code != 429:
+        record_webhook_failure(webhook, error, final=True)
+        return "rejected", error
+    return None, error
+
+
+@shared_task(name="inbox.notifications.notify_superseded")
+def notify_superseded_items(item_ids: list[int]) -> int:
+    """Tell the approvers of items an agent's later run superseded (``superseded.notify_superseded``)."""
+    from inbox.teams.superseded import notify_superseded
+
+    return notify_superseded(item_ids)

@@ -1,20 +1,24 @@
-"""The team review side of the approver pages: claim, release and assign an item, discuss an item or a
-run, and decide many list rows at once. Each view checks visibility first (404), calls one service from
+"""The team review side of the approver pages: claim, release and assign an item, snooze it for oneself,
+discuss an item or a run, and decide many list rows at once. Each view checks visibility first (404), calls one service from
 ``inbox.decisions`` and redirects; refused input re-renders the page with the error beside its field."""
 
 from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from inbox.core.errors import ApplicationError
-from inbox.listing.pages import item_or_404, item_page, run_or_404, run_page
+from inbox.listing import detail
+from inbox.listing.pages import item_or_404, item_page, list_filters_of, run_or_404, run_page, then_next
 from inbox.models import InboxItem, NotificationPreference, Run
-from inbox.teams import claims, comments, preferences
+from inbox.teams import away, claims, comments, preferences, snooze
 
 
 def _claim_refused(request: HttpRequest, pk: int, error: ApplicationError) -> HttpResponse:
@@ -28,6 +32,8 @@ def _claim_action(request: HttpRequest, pk: int, service, done: str) -> HttpResp
         item = service(item_id=pk, user=request.user)
     except ApplicationError as error:
         return _claim_refused(request, pk, error)
+    if item.claimed_by_id not in (None, request.user.pk):  # you are away: your delegate holds it
+        done = f"You are away: {item.claimed_by.get_username()}, your delegate, holds this item."
     messages.success(request, done)
     return redirect(item)
 
@@ -54,7 +60,41 @@ def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as error:
         return _claim_refused(request, pk, error)
     who = "yourself" if assignee.pk == request.user.pk else assignee.get_username()
+    if item.claimed_by_id != assignee.pk:  # away: their delegate holds it (inbox.teams.away)
+        holder = item.claimed_by.get_username()
+        who = f"{holder}: {'you are' if assignee.pk == request.user.pk else assignee.get_username() + ' is'} away"
     messages.success(request, f"Assigned to {who}.")
+    return redirect(item)
+
+
+@login_required
+@require_POST
+def item_snooze(request: HttpRequest, pk: int) -> HttpResponse:
+    """Snooze the item for the viewer (``until``: a preset of ``snooze.PRESETS`` or an ISO 8601 time), then go
+    on as deciding does: to the next open item of their list when "then the next item" is on, else the list."""
+    item = item_or_404(request, pk)
+    try:
+        _snooze, when = snooze.item_snooze(item_id=pk, user=request.user, choice=request.POST.get("until", ""))
+    except ApplicationError as error:
+        return item_page(request, item_or_404(request, pk), status=error.status, extra={"snooze_error": error})
+    words = f"Snoozed until {timezone.localtime(when.until):%a %H:%M %Z}: “{item.short_title}” is out of your Open list"
+    if when.clamped:
+        deadline = timezone.localtime(when.deadline)
+        words += f" (brought forward: it must be decided by {deadline:%a %H:%M %Z}, so it comes back before that)"
+    messages.success(request, words + ".")
+    if then_next(request):
+        following, _previous = detail.neighbours_in_list(user=request.user, filters=list_filters_of(request), item=item)
+        if following is not None:
+            return redirect(following)
+    return redirect(reverse("inbox:list") + "?" + list_filters_of(request).querystring())
+
+
+@login_required
+@require_POST
+def item_unsnooze(request: HttpRequest, pk: int) -> HttpResponse:
+    item = item_or_404(request, pk)
+    if snooze.item_unsnooze(item_id=pk, user=request.user):
+        messages.success(request, "Unsnoozed: it is back in your Open list.")
     return redirect(item)
 
 
@@ -81,6 +121,33 @@ def run_comment(request: HttpRequest, pk: int) -> HttpResponse:
     return _comment(request, run=run_or_404(request, pk))
 
 
+class AwayForm(forms.Form):
+    starts_at = forms.DateTimeField(
+        label="From", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+    )
+    ends_at = forms.DateTimeField(
+        label="Until", widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format="%Y-%m-%dT%H:%M")
+    )
+    delegate = forms.ChoiceField(label="Delegate")
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        teammates = away.delegates_for(user)
+        self.fields["delegate"].choices = [("", "Choose a teammate")] + [
+            (person.get_username(), person.get_username()) for person in teammates
+        ]
+
+
+def _away_context(user, form: AwayForm | None = None) -> dict:
+    status = away.away_status_of(user)
+    initial = (
+        {"starts_at": status.starts_at, "ends_at": status.ends_at, "delegate": status.delegate.get_username()}
+        if status
+        else {}
+    )
+    return {"away_form": form or AwayForm(user=user, initial=initial), "away_status": status}
+
+
 class PreferenceForm(forms.Form):
     email_mode = forms.ChoiceField(
         choices=NotificationPreference.Mode.choices, widget=forms.RadioSelect, label="Email about new items"
@@ -96,6 +163,49 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
             preferences.preferences_set_email_mode(user=request.user, mode=form.cleaned_data["email_mode"])
             messages.success(request, "Notification preferences saved.")
             return redirect("inbox:notification_settings")
-        return render(request, "audit/notifications.html", {"form": form, "prefs": prefs}, status=400)
+        context = {"form": form, "prefs": prefs, **_away_context(request.user)}
+        return render(request, "audit/notifications.html", context, status=400)
     teams = request.user.groups.order_by("name")
-    return render(request, "audit/notifications.html", {"form": form, "prefs": prefs, "teams": teams})
+    context = {"form": form, "prefs": prefs, "teams": teams, **_away_context(request.user)}
+    return render(request, "audit/notifications.html", context)
+
+
+@login_required
+@require_POST
+def away_settings(request: HttpRequest) -> HttpResponse:
+    """Mark yourself away (from, until, a delegate), or back ("I’m back")."""
+    if request.POST.get("action") == "clear":
+        away.away_clear(user=request.user, set_by=request.user)
+        messages.success(request, "Welcome back: items assigned to you come to you again.")
+        return redirect("inbox:notification_settings")
+    form = AwayForm(request.POST, user=request.user)
+    if form.is_valid():
+        delegate = get_user_model().objects.get(username=form.cleaned_data["delegate"])
+        try:
+            status = away.away_set(
+                user=request.user,
+                starts_at=form.cleaned_data["starts_at"],
+                ends_at=form.cleaned_data["ends_at"],
+                delegate=delegate,
+                set_by=request.user,
+            )
+        except ApplicationError as error:
+            form.add_error(FORM_FIELDS.get(error.field or "", None), error.message.split(": ", 1)[-1])
+        else:
+            messages.success(
+                request,
+                f"Marked away until {status.ends_at:%Y-%m-%d %H:%M}: {delegate.get_username()} decides for you.",
+            )
+            return redirect("inbox:notification_settings")
+    prefs = preferences.preferences_of(request.user)
+    context = {
+        "form": PreferenceForm(initial={"email_mode": prefs.email_mode}),
+        "prefs": prefs,
+        "teams": request.user.groups.order_by("name"),
+        **_away_context(request.user, form),
+    }
+    return render(request, "audit/notifications.html", context, status=400)
+
+
+# The service's field names (the API's) as the form's.
+FORM_FIELDS = {"from": "starts_at", "until": "ends_at", "delegate": "delegate"}

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 from typing import Any
 
 from django import template
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from inbox import access, limits
 from inbox.core import safe_json
-from inbox.decisions.rules import needs_form_input
+from inbox.decisions.rules import UNDO_OFFER_SESSION_KEY, is_tool_approval, undo_window_end
+from inbox.decisions.shapes import needs_form_input
 from inbox.limits import MAX_JSON_DEPTH
-from inbox.listing.selectors import DELIVERY_LABELS
 from inbox.live.routing import LIVE_PATH
 from inbox.models import InboxItem, Resume, outcome_of
+from inbox.resumes.delivery import Delivery, delivery_of_item, delivery_of_resume
 
 register = template.Library()
 
@@ -32,14 +35,48 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
 
 
-@register.filter
-def reason_label(reason: str) -> str:
-    return CORE_REASONS.get(reason, reason)
+# Reasons agents send besides the core ones, in words (the raw string stays in the badge's title).
+WILD_REASONS = {
+    "tool_approval": "Tool approval",
+    "tool-approval": "Tool approval",
+    "mastra:tool_suspend": "Tool approval",
+    "ask_question": "Question",
+    "ask_user": "Question",
+}
+
+
+def _reason_of(value: Any) -> tuple[str, bool]:
+    """(the reason string, whether it is bound to a proposed call) of an item or a bare reason."""
+    if isinstance(value, str):
+        return value, False
+    reason = getattr(value, "reason", "") or ""
+    return reason, is_tool_approval(reason, getattr(value, "tool_call_id", "") or "")
 
 
 @register.filter
-def reason_class(reason: str) -> str:
-    return f"reason-{reason.replace('_', '-')}" if reason in CORE_REASONS else "reason-custom"
+def reason_label(value: Any) -> str:
+    """An item's reason in words: a core reason's name; "Tool approval" for any interrupt naming a proposed
+    call whatever its reason string; a known one of the wild; else the name humanized, its framework after it
+    ("langgraph:interrupt" reads "Interrupt (langgraph)")."""
+    reason, bound = _reason_of(value)
+    if reason in CORE_REASONS:
+        return CORE_REASONS[reason]
+    if bound or reason in WILD_REASONS:
+        return WILD_REASONS.get(reason, "Tool approval")
+    framework, _, name = reason.rpartition(":")
+    words = re.sub(r"[\s_.-]+", " ", name).strip()
+    if not words:
+        return reason
+    words = words[0].upper() + words[1:]
+    return f"{words} ({framework})" if framework else words
+
+
+@register.filter
+def reason_class(value: Any) -> str:
+    reason, bound = _reason_of(value)
+    if reason in CORE_REASONS:
+        return f"reason-{reason.replace('_', '-')}"
+    return "reason-tool-call" if bound else "reason-custom"
 
 
 @register.filter
@@ -226,52 +263,30 @@ def run_deadline(item: Any) -> datetime | None:
     return min(first, item.expires_at) if first else item.expires_at
 
 
-def _resume_facts(item: InboxItem) -> tuple[str | None, str, int]:
-    if hasattr(item, "delivery"):
-        return item.delivery, item.delivery_error or "", item.delivery_attempts or 0
-    resume = Resume.objects.filter(run_id=item.run_id).values_list("state", "last_error", "attempts").first()
-    return resume if resume else (None, "", 0)
+@register.filter
+def delivery(item: Any) -> Delivery | None:
+    """``item|delivery``: where the item's answer is (``inbox.resumes.delivery``), the one source every page,
+    row, e-mail and the API draw it from."""
+    return delivery_of_item(item) if isinstance(item, InboxItem) else None
+
+
+@register.filter
+def resume_delivery(resume: Resume | None) -> Delivery:
+    """``resume|resume_delivery``: the delivery a run's resume row stands for (a run page, an agent's)."""
+    return delivery_of_resume(resume)
 
 
 @register.filter
 def delivery_state(item: Any) -> str:
-    """The state of the answer's way back to the agent: a ``Resume.State``, ``waiting`` (other interrupts of
-    the run are still open) or ``none`` (the run was closed without a resume)."""
-    if not isinstance(item, InboxItem):
-        return ""
-    state, _error, _attempts = _resume_facts(item)
-    if state:
-        return state
-    has_open = getattr(item, "run_has_open", None)
-    if has_open is None:
-        has_open = InboxItem.objects.filter(run_id=item.run_id, status=InboxItem.Status.OPEN).exists()
-    if has_open:
-        return "waiting"
-    return "none"
-
-
-@register.filter
-def delivery_label(state: str) -> str:
-    return DELIVERY_LABELS.get(state, state)
+    """The state key of ``item|delivery`` (``inbox.resumes.delivery``)."""
+    found = delivery(item)
+    return found.state if found else ""
 
 
 @register.filter
 def delivery_sentence(item: Any) -> str:
-    """One plain sentence on where the item's answer is, with the reason when it did not arrive."""
-    if not isinstance(item, InboxItem):
-        return ""
-    state = delivery_state(item)
-    _state, error, attempts = _resume_facts(item)
-    tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts else ""
-    return {
-        "waiting": "The answer goes back to the agent when the run's other interrupts are decided.",
-        "pending": "The answer is queued to go back to the agent.",
-        "sending": f"The answer is being sent to the agent (attempt {max(attempts, 1)}).",
-        "delivered": "The agent received the answer and continued its run.",
-        "failed": f"The answer did not reach the agent{tries}: {error or 'no reason recorded'}.",
-        "expired": f"The answer was not delivered: {error or 'an interrupt of the run expired first'}.",
-        "none": "No answer was sent to the agent: the run was closed without a resume.",
-    }.get(state, "")
+    found = delivery(item)
+    return found.sentence if found else ""
 
 
 @register.filter
@@ -283,6 +298,8 @@ def event_outcome(event: Any) -> str:
         return ""
     if verb in ("item.expired", "item.created_expired"):
         return "expired"
+    if verb == "item.superseded":
+        return "superseded"
     if verb == "item.cancelled":
         return "cancelled"
     if verb == "item.resolved":
@@ -300,3 +317,69 @@ def live_socket_path() -> str:
     """Where pages open their websocket (inbox.live.routing)."""
 
     return "/" + LIVE_PATH
+
+
+SOON = timedelta(hours=1)  # an e-mail marks a deadline closer than this
+
+
+def _moment(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+@register.filter
+def deadline_words(value: Any) -> str:
+    """An ``expiresAt`` (datetime or ISO string, as in e-mails and webhooks) for people: "Fri 4 Dec, 14:05 UTC
+    (in 25 minutes)"; the string unchanged when it is not a time."""
+    moment = _moment(value)
+    if moment is None:
+        return str(value)
+    left = moment - timezone.now()
+    when = timezone.localtime(moment).strftime("%a %-d %b, %H:%M %Z")
+    if left <= timedelta(0):
+        return f"{when} (past)"
+    minutes = int(left.total_seconds() // 60)
+    if minutes < 60:
+        rest = f"{max(minutes, 1)} minute{'s' if minutes != 1 else ''}"
+    elif minutes < 48 * 60:
+        hours = minutes // 60
+        rest = f"{hours} hour{'s' if hours != 1 else ''}"
+    else:
+        rest = f"{minutes // (24 * 60)} days"
+    return f"{when} (in {rest})"
+
+
+@register.filter
+def deadline_is_soon(value: Any) -> bool:
+    moment = _moment(value)
+    return moment is not None and moment - timezone.now() < SOON
+
+
+@register.simple_tag(takes_context=True)
+def undo_toast(context: template.Context) -> str:
+    """``{% undo_toast as html %}``: "Denied: “…” — Undo" while the user's last decisions (the offer the decision
+    pages leave in the session) can still be undone; '' once their window closed or they were undone."""
+    request = context.get("request")
+    session = getattr(request, "session", None)
+    offer = session.get(UNDO_OFFER_SESSION_KEY) if session is not None else None
+    if not offer or not request.user.is_authenticated:
+        return ""
+    items = [pk for pk in offer.get("items", []) if isinstance(pk, int)]
+    now = timezone.now()
+    end = undo_window_end(user=request.user, item_ids=items, now=now)
+    if end is None:
+        session.pop(UNDO_OFFER_SESSION_KEY, None)
+        return ""
+    toast = {
+        "offer": offer,
+        "items": items,
+        "until": end,
+        "seconds": max(1, round((end - now).total_seconds())),
+        "ms": int((end - now).total_seconds() * 1000),
+        "next": request.get_full_path(),
+    }
+    return render_to_string("inbox/_undo_toast.html", toast, request=request)

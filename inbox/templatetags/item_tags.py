@@ -110,6 +110,8 @@ def _decision_entry(item: InboxItem, decision: Decision, proposal: Any, known: b
     entry = HistoryEntry(
         kind="cancelled", who=who, words="cancelled the interrupt", at=decision.created_at, comment=decision.comment
     )
+    if decision.withdrawn_at is not None:
+        entry.note = f"Undone by {who} {_at(decision.withdrawn_at)}, before anything was sent: it does not count."
     if decision.status == Decision.Status.CANCELLED:
         return entry
     payload = decision.payload
@@ -134,9 +136,13 @@ def _decision_entry(item: InboxItem, decision: Decision, proposal: Any, known: b
         entry.words = _answer_words(item, payload)
     else:
         entry.words = "approved"
-    if not decision.counts:
+    if not decision.counts and decision.withdrawn_at is None:
         entry.note = "No longer counts: a later edit restarted the approvals."
     return entry
+
+
+def _at(moment: datetime) -> str:
+    return dateformat.format(timezone.localtime(moment), "M j, H:i:s T")
 
 
 def _closing_entry(item: InboxItem, approvals: int) -> HistoryEntry | None:

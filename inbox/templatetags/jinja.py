@@ -37,6 +37,23 @@ def stamp(moment: datetime | None) -> str:
     return f"{local:%Y-%m-%d %H:%M:%S} {local.tzname() or ''}".rstrip()
 
 
+def until_words(moment: datetime | None) -> str:
+    """A time ahead as people say it in the current time zone: "14:30" today, "tomorrow 09:00", "Mon 09:00"
+    within the week, "Dec 14, 09:00" later."""
+    if not moment:
+        return ""
+    local = timezone.localtime(moment)
+    days = (local.date() - timezone.localdate()).days
+    clock = f"{local:%H:%M}"
+    if days <= 0:
+        return clock
+    if days == 1:
+        return f"tomorrow {clock}"
+    if days < 7:
+        return f"{local:%a} {clock}"
+    return f"{local:%b} {local.day}, {clock}"
+
+
 def truncatechars(text: Any, length: int) -> str:
     """Django's ``|truncatechars``: at most ``length`` characters, the last one "…" when cut."""
     text = str(text)
@@ -47,13 +64,15 @@ FILTERS = {
     "iso": iso,
     "stamp": stamp,
     "truncatechars": truncatechars,
+    "until_words": until_words,
     **{
         name: getattr(inbox_tags, name)
         for name in (
             "avatar_hue",
-            "delivery_label",
+            "delivery",
             "delivery_sentence",
             "delivery_state",
+            "resume_delivery",
             "initials",
             "reason_class",
             "reason_label",

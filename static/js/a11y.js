@@ -34,7 +34,27 @@
     });
   }
 
-  function run() { scrollables(); scrollingBoxes(); }
+  /* The list's tabs and the main menu scroll sideways on a phone: data-more says which edge hides more
+     ("left", "right", "both"), and screens.css fades that edge out. */
+  function markEdges(box) {
+    var left = box.scrollLeft > 1;
+    var right = box.scrollLeft + box.clientWidth < box.scrollWidth - 1;
+    var more = left && right ? "both" : left ? "left" : right ? "right" : "";
+    if (more) box.setAttribute("data-more", more);
+    else box.removeAttribute("data-more");
+  }
+
+  function scrollHints() {
+    document.querySelectorAll(".tabs, .mainnav").forEach(function (box) {
+      if (!box.dataset.edgesWatched) {
+        box.dataset.edgesWatched = "1";
+        box.addEventListener("scroll", function () { markEdges(box); }, { passive: true });
+      }
+      markEdges(box);
+    });
+  }
+
+  function run() { scrollables(); scrollingBoxes(); scrollHints(); }
 
   var pending = false;
   new MutationObserver(function () {
@@ -42,6 +62,6 @@
     pending = true;
     window.requestAnimationFrame(function () { pending = false; run(); });
   }).observe(document.body, { subtree: true, childList: true });
-  window.addEventListener("resize", scrollingBoxes);
+  window.addEventListener("resize", function () { scrollingBoxes(); scrollHints(); });
   run();
 })();

@@ -1,4 +1,4 @@
-/* Approval Inbox page behaviour that belongs in the browser: countdowns, keyboard navigation, bulk
+/* Approval Inbox page behaviour that belongs in the browser: countdowns, the list's row selection, bulk
    selection, the edit fields of "Approve with edits". Plain JS, no build step; every feature degrades to
    plain links and forms. What the server knows (ages, sort order, the resume preview, the edit diff) is
    rendered by the server. */
@@ -41,7 +41,7 @@
     });
   }
 
-  // --- list: rows, keyboard ---------------------------------------------------------------------
+  // --- list: rows and the selected row (keys.js moves it) ---------------------------------------------------------------------
   function rows() { return Array.prototype.slice.call(document.querySelectorAll("tr[data-item-row]")); }
 
   function select(index) {
@@ -57,44 +57,10 @@
 
   function selectedIndex() { return rows().findIndex(function (row) { return row.classList.contains("is-selected"); }); }
 
-  function openRow(row) { if (row && row.dataset.href) window.location.href = row.dataset.href; }
+  function openRow(row) { if (row && row.dataset.href) window.Inbox.open(row.dataset.href); }
 
   function typing(target) {
     return target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName));
-  }
-
-  var pendingG = false;
-  function onKey(event) {
-    if (event.metaKey || event.ctrlKey || event.altKey) return;
-    var dialog = document.getElementById("shortcuts");
-    if (event.key === "Escape" && typing(event.target)) { event.target.blur(); return; }
-    if (typing(event.target)) return;
-    if (event.key === "?") { event.preventDefault(); if (dialog && !dialog.open) dialog.showModal(); return; }
-    if (dialog && dialog.open) return;
-    if (pendingG) {
-      pendingG = false;
-      var home = document.querySelector("[data-home]");
-      if (event.key === "i" && home) { window.location.href = home.href; return; }
-    }
-    if (event.key === "g") { pendingG = true; setTimeout(function () { pendingG = false; }, 1000); return; }
-    if (event.key === "/") {
-      var search = document.querySelector("[data-search]");
-      if (search) { event.preventDefault(); search.focus(); search.select(); }
-      return;
-    }
-    if (!rows().length) return;
-    if (event.key === "x") {
-      var focused = rows()[selectedIndex()];
-      var box = focused && focused.querySelector("input[data-bulk-select]:not([disabled])");
-      if (box) { event.preventDefault(); box.checked = !box.checked; updateBulk(); }
-      return;
-    }
-    if (event.key === "j") { event.preventDefault(); select(selectedIndex() + 1); }
-    else if (event.key === "k") { event.preventDefault(); var i = selectedIndex(); select(i < 0 ? 0 : i - 1); }
-    else if (event.key === "Enter") {
-      var index = selectedIndex();
-      if (index >= 0) { event.preventDefault(); openRow(rows()[index]); }
-    }
   }
 
   function onRowClick(event) {
@@ -186,7 +152,8 @@
   }
 
   function setupEditFields() {
-    document.querySelectorAll("[data-edit-box]").forEach(function (box) {
+    document.querySelectorAll("[data-edit-box]:not([data-edit-ready])").forEach(function (box) {
+      box.setAttribute("data-edit-ready", "");
       var area = box.querySelector("[data-edited-args]");
       var holder = box.querySelector("[data-edit-fields]");
       var json = box.querySelector("[data-edit-json]");
@@ -324,9 +291,6 @@
       var again = document.querySelector("[data-filter-form] [data-autosubmit][name='" + remembered.replace(/[^a-z_]/g, "") + "']");
       if (again) again.focus({ preventScroll: true });
     }
-    document.querySelectorAll("[data-show-shortcuts]").forEach(function (button) {
-      button.addEventListener("click", function () { var d = document.getElementById("shortcuts"); if (d) d.showModal(); });
-    });
   }
 
   function init() {
@@ -337,8 +301,8 @@
     // page's clock at once rather than at the next tick.
     document.addEventListener("inbox:live-applied", tickCountdowns);
     document.addEventListener("inbox:live-applied", tickAges);
-    document.addEventListener("keydown", onKey);
     document.addEventListener("click", onRowClick);
+    document.addEventListener("inbox:pane-loaded", setupEditFields);  // the split view's pane (split.js)
     setupEditFields();
     setupSetAll();
     setupRefusals();
@@ -346,7 +310,16 @@
     setupBulk();
   }
 
-  // triage.js reads the same rule for "the user is typing".
-  window.Inbox = { typing: typing };
+  // What keys.js (the key map), triage.js and split.js use: the rule for "the user is typing", the list's rows and
+  // selection, the bulk bar, and opening an item (split.js shows it in the pane on a wide screen).
+  window.Inbox = {
+    typing: typing,
+    rows: rows,
+    select: select,
+    selectedIndex: selectedIndex,
+    updateBulk: updateBulk,
+    openRow: openRow,
+    open: function (href) { window.location.href = href; },
+  };
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init); else init();
 })();

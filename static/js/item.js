@@ -88,6 +88,42 @@
     });
   }
 
+  // A date-time field is two inputs under one label (django-jsonform): each is named "<field>, date" and
+  // "<field>, time", and marked required with its field.
+  function nameDateTimes(form) {
+    form.querySelectorAll(".rjf-datetime-field").forEach(function (field) {
+      var row = field.closest(".rjf-form-row");
+      var label = row && row.querySelector("label");
+      var name = label ? label.textContent.replace(/\s*\*\s*$/, "").trim() : "Date and time";
+      var required = label && label.classList.contains("rjf-required");
+      [[".rjf-datetime-field-date input", "date"], [".rjf-datetime-field-time input", "time"]].forEach(function (pair) {
+        var input = field.querySelector(pair[0]);
+        if (!input) return;
+        input.setAttribute("aria-label", name + ", " + pair[1]);
+        if (required) input.setAttribute("aria-required", "true");
+      });
+    });
+  }
+
+  /* With no date, a date-time field sends nothing, yet django-jsonform shows "12:00:00 am" in its time box: the box
+     stays empty (and says why) until a date is chosen, then shows the time the field will send. React writes its
+     text back when it renders, so this runs again after each change of the form. */
+  function blankTimes(form) {
+    form.querySelectorAll(".rjf-datetime-field").forEach(function (field) {
+      var date = field.querySelector(".rjf-datetime-field-date input");
+      var time = field.querySelector(".rjf-datetime-field-time input");
+      if (!date || !time) return;
+      if (date.value) {
+        if (!time.value && time.dataset.itemTime) time.value = time.dataset.itemTime;
+        time.placeholder = "";
+        return;
+      }
+      if (time.value) time.dataset.itemTime = time.value;
+      time.value = "";
+      time.placeholder = "Choose a date first";
+    });
+  }
+
   // A row with a <label> is named by it (tieLabels); a list's entries of plain values have none.
   function labelled(input, row) {
     if (input.closest("label") || input.getAttribute("aria-labelledby")) return true;
@@ -126,9 +162,16 @@
     });
   }
 
-  function fit(form) { tieLabels(form); nameButtons(form); nameEntries(form); tieErrors(form); }
+  function fit(form) {
+    tieLabels(form); nameDateTimes(form); blankTimes(form); nameButtons(form); nameEntries(form); tieErrors(form);
+  }
 
   function setup() {
+    // A refused answer is drawn by the POST to …/decide/: the address bar keeps the item's own URL (a reload or
+    // a shared link opens the item, not a form post).
+    if (/\/decide\/$/.test(location.pathname) && window.history && history.replaceState) {
+      history.replaceState(null, "", location.pathname.replace(/decide\/$/, "") + location.search + location.hash);
+    }
     document.querySelectorAll("[data-schema-form]").forEach(function (form) {
       var pending = false;
       new MutationObserver(function () {
@@ -136,6 +179,9 @@
         pending = true;
         window.requestAnimationFrame(function () { pending = false; fit(form); });
       }).observe(form, { subtree: true, childList: true, characterData: true });
+      ["input", "change", "click", "focusout"].forEach(function (type) {
+        form.addEventListener(type, function () { window.requestAnimationFrame(function () { blankTimes(form); }); });
+      });
       fit(form);
     });
   }

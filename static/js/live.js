@@ -4,7 +4,9 @@
    server renders the fragments that changed for this user (rows, tab counts, claim box, resume state,
    notices) with hx-swap-oob and pushes them, and htmx swaps them in. Nothing is fetched per event and no
    page logic lives here: this file connects, reconnects with capped jittered backoff (asking the server
-   for what changed since its last message), keeps the user's ticks and selection across swaps, locks the
+   for what changed since its last message; the backoff starts over only once a socket has stayed open
+   STABLE_MS, so a server that accepts and drops sockets is not hammered, and its cap keeps a reconnect within
+   a few seconds of the server's recovery), keeps the user's ticks and selection across swaps, locks the
    form parts the server marks as locked, and stops the countdown of an item the server says is closed. */
 (function () {
   "use strict";
@@ -13,7 +15,9 @@
   var socket = null;
   var attempts = 0;
   var retryTimer = null;
-  var MAX_DELAY = 30000;
+  var MAX_DELAY = 5000;
+  var STABLE_MS = 10000;
+  var stableTimer = null;
   var TOAST_MS = 8000;
 
   function socketUrl() {
@@ -76,7 +80,7 @@
       el.classList.add("is-stopped");
       el.textContent = "no longer open";
     });
-    document.querySelectorAll("[data-decision-form]").forEach(function (form) {
+    document.querySelectorAll("[data-decision-form], [data-claim-box]").forEach(function (form) {
       form.setAttribute("aria-disabled", "true");
       form.querySelectorAll("button, input, textarea, select").forEach(function (el) { el.disabled = true; });
     });
@@ -108,31 +112,58 @@
   }
 
   function connect() {
-    socket = new WebSocket(socketUrl());
-    socket.addEventListener("open", function () {
+    var own = new WebSocket(socketUrl());
+    socket = own;
+    body.dataset.liveAttempts = String(Number(body.dataset.liveAttempts || 0) + 1);
+    own.addEventListener("open", function () {
+      if (own.retired) return;
       body.dataset.live = "open";
-      attempts = 0;
+      stableTimer = setTimeout(function () { attempts = 0; }, STABLE_MS);
     });
-    socket.addEventListener("message", function (event) {
+    own.addEventListener("message", function (event) {
+      if (own.retired) return;  // the split view moved to another item: this socket's fragments are of the last one
       try { apply(event.data); } catch (error) { if (window.console) console.warn("live:", error); }
     });
-    socket.addEventListener("close", function (event) {
+    own.addEventListener("close", function (event) {
+      if (own.retired) return;
       body.dataset.live = "closed";
       socket = null;
+      clearTimeout(stableTimer);
       if (event.code === 4401 || event.code === 4404) return; // signed out, or this page's object is gone
-      // Capped exponential backoff with jitter: 0.5 s, 1 s, 2 s … up to 30 s.
+      // Capped exponential backoff with jitter: 0.5 s, 1 s, 2 s … up to 5 s.
       var ceiling = Math.min(MAX_DELAY, 500 * Math.pow(2, attempts));
       attempts += 1;
       retryTimer = setTimeout(connect, ceiling / 2 + Math.random() * ceiling / 2);
     });
   }
 
+  /* The split view shows another item (split.js): the socket of the last one is retired before the new pane is
+     swapped in (a fragment of the old item must not land in the new one), and a socket for what the page shows now
+     (body[data-live-url], data-live-since: when the pane was rendered) is opened once it is in. */
+  function retire() {
+    clearTimeout(retryTimer);
+    clearTimeout(stableTimer);
+    if (socket) { socket.retired = true; socket.close(); socket = null; }
+    body.dataset.live = "closed";
+  }
+
+  function follow() {
+    applyLocks();
+    closeItem();
+    if (!window.WebSocket || !window.htmx || !body.dataset.liveUrl) return;
+    retire();
+    attempts = 0;
+    connect();
+  }
+
   /* For tests and the curious: drop the socket as a network failure would. */
   window.inboxLive = {
     drop: function () { if (socket) socket.close(); },
+    retire: retire,
   };
 
   function init() {
+    document.addEventListener("inbox:pane-loaded", follow);
     applyLocks();
     closeItem();
     if (!window.WebSocket || !window.htmx || !body.dataset.liveUrl) return;

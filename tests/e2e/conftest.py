@@ -6,12 +6,15 @@ import json
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import pytest
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from inbox.models import Run
@@ -42,6 +45,12 @@ def open_live(page: Page, path: str) -> Page:
     return page
 
 
+def item_page(item, query: str = "") -> str:
+    """The item page itself at any width ("Open as a page": ``?full=1``): on a wide screen a plain link to the
+    item opens the list's split view instead (static/js/to_split.js)."""
+    return f"{item.get_absolute_url()}?full=1{'&' + query if query else ''}"
+
+
 def shot(page, name: str) -> None:
     """Save a full-page screenshot when INBOX_SCREENSHOTS=<dir> is set, for people reviewing the pages."""
     if SCREENSHOTS:
@@ -58,6 +67,36 @@ def orm_beside_playwright(django_db_setup) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         yield
+
+
+def ship_orders(live_asgi: str, agent, minutes: list[int], prefix: str = "") -> list:
+    """One-item runs "Ship order <n>?" posted over HTTP, expiring in ``minutes`` (the Open tab's order: soonest
+    first); their items."""
+    items = []
+    for n, minute in enumerate(minutes, start=1):
+        response = httpx.post(
+            f"{live_asgi}/api/v1/runs",
+            headers={"Authorization": f"Bearer {agent.token}"},
+            json={
+                "type": "RUN_FINISHED",
+                "threadId": f"{prefix}t-{n}",
+                "runId": f"{prefix}r-{n}",
+                "outcome": {
+                    "type": "interrupt",
+                    "interrupts": [
+                        {
+                            "id": f"i-{n}",
+                            "reason": "confirmation",
+                            "message": f"Ship order {n}?",
+                            "expiresAt": (timezone.now() + timedelta(minutes=minute)).isoformat(),
+                        }
+                    ],
+                },
+            },
+        )
+        assert response.status_code == 201, response.text
+        items.append(Run.objects.get(pk=response.json()["id"]).items.get())
+    return items
 
 
 @pytest.fixture

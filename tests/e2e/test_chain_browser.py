@@ -14,7 +14,7 @@ from inbox.ingest.start import run_start
 from inbox.models import InboxItem, Resume
 from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import demo, demo_agent, demo_server, wait_for  # noqa: F401
-from tests.e2e.conftest import off_loop, shot
+from tests.e2e.conftest import item_page, off_loop, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
@@ -35,7 +35,7 @@ def deliver(item: InboxItem) -> str:
 
 def test_deciding_the_first_step_goes_to_the_follow_up_as_soon_as_it_arrives(login, alice, invoice):
     page = login(alice)
-    page.goto(invoice.get_absolute_url())
+    page.goto(item_page(invoice))
     expect(page.locator("[data-then-next]")).to_be_checked()
     page.locator('[data-decision-form] button[data-action="approve"]').click()
     # Nothing else is open: the page stays on the decided item and watches its run's resume.
@@ -44,13 +44,13 @@ def test_deciding_the_first_step_goes_to_the_follow_up_as_soon_as_it_arrives(log
 
     assert deliver(invoice) == "delivered"
     follow_up = InboxItem.objects.get(message=FOLLOW_UP)
-    page.wait_for_url(f"**{follow_up.get_absolute_url()}", timeout=15_000)
+    page.wait_for_url(f"**{follow_up.get_absolute_url()}?asked_again=*", timeout=15_000)
     expect(page.locator("h1")).to_have_text(FOLLOW_UP)
 
 
 def test_with_the_toggle_off_the_result_and_the_follow_up_appear_without_a_reload(login, alice, invoice):
     page = login(alice)
-    page.goto(invoice.get_absolute_url())
+    page.goto(item_page(invoice))
     page.locator("[data-then-next]").uncheck()
     page.locator('[data-decision-form] button[data-action="approve"]').click()
     page.wait_for_url(f"**{invoice.get_absolute_url()}?after={invoice.run_id}")
@@ -88,23 +88,23 @@ def test_the_run_page_says_the_agent_asked_again(login, alice, invoice):
     expect(page.locator("[data-resume-state]")).to_have_attribute("data-resume-state", "delivered", timeout=15_000)
     follow_up = page.locator("#run-live [data-follow-up]")
     expect(follow_up).to_contain_text(FOLLOW_UP)
-    follow_up.locator("a").click()
-    expect(page.locator("h1")).to_have_text(FOLLOW_UP)
+    follow_up.locator("a").click()  # a link to an item: beside the list on this wide screen
+    expect(page.locator("#item-heading")).to_have_text(FOLLOW_UP)
 
 
 def test_a_decided_item_revisited_later_links_its_follow_up_but_does_not_jump(login, alice, invoice):
     page = login(alice)
-    page.goto(invoice.get_absolute_url())
+    page.goto(item_page(invoice))
     page.locator('[data-decision-form] button[data-action="approve"]').click()
     page.wait_for_url(f"**?after={invoice.run_id}")
     assert deliver(invoice) == "delivered"
     follow_up = InboxItem.objects.get(message=FOLLOW_UP)
-    page.wait_for_url(f"**{follow_up.get_absolute_url()}")
+    page.wait_for_url(f"**{follow_up.get_absolute_url()}?asked_again=*")
 
-    page.goto(invoice.get_absolute_url())
+    page.goto(item_page(invoice))
     expect(page.locator("[data-item-outcome] [data-follow-up]")).to_contain_text(FOLLOW_UP)
     page.wait_for_timeout(500)  # time for a jump that must not happen
-    assert page.url.endswith(invoice.get_absolute_url())
+    assert page.url.endswith(item_page(invoice))
 
 
 def test_on_the_next_item_an_approver_already_working_gets_the_follow_up_as_a_link(login, alice, demo, invoice):  # noqa: F811
@@ -112,7 +112,7 @@ def test_on_the_next_item_an_approver_already_working_gets_the_follow_up_as_a_li
         run=off_loop(run_start, agent=demo.agent, user=alice, message="email bob@example.com").run
     )
     page = login(alice)
-    page.goto(invoice.get_absolute_url())
+    page.goto(item_page(invoice))
     page.locator('[data-decision-form] button[data-action="approve"]').click()
     page.wait_for_url(f"**{other.get_absolute_url()}?after={invoice.run_id}")
     expect(page.locator("body")).to_have_attribute("data-live", "open")

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 from inbox.decisions.services import decision_submit
 from inbox.models import Decision, InboxItem
 from tests.conftest import spec_example
-from tests.e2e.conftest import off_loop, shot
+from tests.e2e.conftest import item_page, off_loop, shot
 from tests.helpers.browser import sign_in
 
 pytestmark = pytest.mark.browser
@@ -108,7 +108,7 @@ def required_mark(label) -> str:
 def test_arguments_read_as_fields_and_the_json_opens_on_demand(login, alice, post_run):
     item = post_run(email_proposal()).items.get()
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     fields = page.locator("[data-proposed-fields]")
     expect(fields.locator("dt")).to_have_text(["to", "subject", "body", "options", "priority", "track", "cc", "1", "2"])
     body = fields.locator(".field-row", has=page.locator("dt", has_text="body")).locator("dd")
@@ -139,7 +139,7 @@ def test_arguments_read_as_fields_and_the_json_opens_on_demand(login, alice, pos
 def test_an_approval_with_edits_shows_each_edited_field_word_by_word(login, alice, bob, post_run):
     item = post_run(email_proposal()).items.get()
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     page.get_by_text("Approve with edits…").click()
     editor = page.locator("[data-edited-args]")
     if editor.is_hidden():
@@ -153,7 +153,7 @@ def test_an_approval_with_edits_shows_each_edited_field_word_by_word(login, alic
 
     # Another approver opens the decided item: the arguments are the diff, field by field in the agent's order.
     page = login(bob)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     diff = page.locator("#proposal-diff")
     # Each row says its change in words too (read by screen readers), not by colour alone.
     expect(diff.locator("td.path")).to_have_text(
@@ -170,7 +170,7 @@ def test_an_approval_with_edits_shows_each_edited_field_word_by_word(login, alic
     expect(diff.locator("tr.changed ins")).to_have_text([" (final)", "5pm", "yesterday."])
     expect(page.locator("[data-edit-summary]")).to_contain_text("2 fields edited: subject, body.")
     page.get_by_role("link", name="See the edits").click()
-    expect(page).to_have_url(f"{item.get_absolute_url()}#proposal-diff")
+    expect(page).to_have_url(f"{item_page(item)}#proposal-diff")
 
     # The history says it in words; the same diff and the payload are under Details.
     entry = page.locator("[data-history-entry]")
@@ -195,7 +195,7 @@ def test_a_denial_reads_as_a_sentence_with_its_reason(login, alice, bob, post_ru
         comment="Not before the audit.",
     )
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     sentence = page.locator("[data-history-entry] .history-sentence")
     expect(sentence).to_contain_text("bob denied: Not before the audit.")
     expect(page.locator("[data-history]")).not_to_contain_text('{"approved"')  # no raw JSON until asked
@@ -209,7 +209,7 @@ def test_a_denial_reads_as_a_sentence_with_its_reason(login, alice, bob, post_ru
 def test_the_filing_form_sent_empty_shows_each_required_error_under_its_own_field(login, alice, post_run):
     item = post_run(filing()).items.get()
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     form = page.locator("[data-schema-form]")
     for label in ("Quarter", "Year", "Revenue"):
         field = form.get_by_label(label, exact=True)
@@ -234,7 +234,7 @@ def test_the_filing_form_sent_empty_shows_each_required_error_under_its_own_fiel
 def test_a_nested_form_puts_errors_under_the_nested_fields_with_titles_people_read(login, alice, post_run):
     item = post_run(nested_form()).items.get()
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     form = page.locator("[data-schema-form]")
     # (e) titles fall back to the property name in words.
     expect(form.locator("label")).to_have_text(["Start date", "Contact name", "Street", "City", "Zip code"])
@@ -257,7 +257,7 @@ def test_a_nested_form_puts_errors_under_the_nested_fields_with_titles_people_re
     expect(row(page, "Start date").locator(".rjf-error-text")).to_have_text(["This field is required."])
     expect(row(page, "Street").locator(".rjf-error-text")).to_have_text(["This field is required."])
     expect(row(page, "City").locator(".rjf-error-text")).to_have_text(["This field is required."])
-    expect(row(page, "Zip code").locator(".rjf-error-text")).to_have_text(["'123' is too short"])
+    expect(row(page, "Zip code").locator(".rjf-error-text")).to_have_text(["Zip code must be at least 5 characters."])
     expect(row(page, "Contact name").locator(".rjf-error-text")).to_have_count(0)
     tags = page.locator(".rjf-form-group").filter(has=page.locator(".rjf-form-group-title", has_text="Tags")).last
     expect(tags.locator(".rjf-error-text")).to_have_text(["has non-unique elements (item 1 repeats an earlier one)"])
@@ -268,7 +268,7 @@ def test_a_nested_form_puts_errors_under_the_nested_fields_with_titles_people_re
 def test_the_forms_buttons_say_what_they_do_and_list_entries_have_names(login, alice, post_run):
     item = post_run(nested_form()).items.get()
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     form = page.locator("[data-schema-form]")
     toggle = form.get_by_role("button", name="Collapse Address")
     expect(toggle).to_have_attribute("aria-expanded", "true")
@@ -302,7 +302,7 @@ def test_the_forms_inputs_use_the_panels_width(browser, live_asgi, alice, post_r
     item = post_run(nested_form()).items.get()
     context = browser.new_context(base_url=live_asgi, viewport=SIZES[size])
     page = sign_in(context, alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     form = page.locator("[data-schema-form]")
     form.get_by_role("button", name="Add an entry to Tags").click()
     right = form.bounding_box()["x"] + form.bounding_box()["width"]
@@ -351,20 +351,20 @@ def test_axe_finds_nothing_serious_on_the_item_pages_states(browser, live_asgi, 
     for size, viewport in SIZES.items():
         context = browser.new_context(base_url=live_asgi, viewport=viewport, color_scheme=scheme)
         page = sign_in(context, bob)
-        page.goto(proposal.get_absolute_url())
+        page.goto(item_page(proposal))
         page.locator("summary", has_text="Show JSON").click()
         found[f"{size}-tool-call-open"] = _serious(axe, page)
         shot(page, f"item-{size}-{scheme}-tool-call-open")
-        page.goto(decided.get_absolute_url())
+        page.goto(item_page(decided))
         page.locator("[data-history] summary", has_text="Details").click()
         found[f"{size}-tool-call-decided-with-edits"] = _serious(axe, page)
         shot(page, f"item-{size}-{scheme}-tool-call-decided-with-edits")
-        page.goto(form.get_absolute_url())
+        page.goto(item_page(form))
         page.get_by_role("button", name="Submit answer").click()
         expect(page.locator(".form-summary")).to_be_visible()
         found[f"{size}-form-errors"] = _serious(axe, page)
         shot(page, f"item-{size}-{scheme}-form-errors")
-        page.goto(nested.get_absolute_url())
+        page.goto(item_page(nested))
         page.get_by_role("button", name="Add an entry to Tags").click()
         page.get_by_role("button", name="Submit answer").click()
         expect(page.locator(".form-summary")).to_be_visible()

@@ -13,7 +13,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from inbox.models import InboxItem, Run
-from tests.e2e.conftest import open_live
+from tests.e2e.conftest import item_page, open_live
 
 pytestmark = pytest.mark.browser
 
@@ -127,7 +127,7 @@ def test_every_main_page_passes_its_content_security_policy(login, live_asgi, ag
         page.wait_for_load_state("networkidle")
         assert violations(page) == [], url
     # A live update swaps fragments in under the same policy.
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     expect(page.locator("body")).to_have_attribute("data-live", "open")
     page.get_by_role("button", name="Claim — I’m on it").click()
     expect(page.locator("[data-holder]")).to_have_text("You hold this item")

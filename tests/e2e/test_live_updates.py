@@ -14,7 +14,7 @@ from inbox.expiry.reminders import reminders_send
 from inbox.expiry.services import expire_sweep
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
-from tests.e2e.conftest import off_loop, open_live
+from tests.e2e.conftest import item_page, off_loop, open_live
 
 pytestmark = pytest.mark.browser
 
@@ -56,7 +56,7 @@ def test_a_decision_by_one_approver_updates_the_others_list_and_item_page(login,
     run = post_item("t-1", "r-1")
     other = post_item("t-2", "r-2")
     item, other_item = run.items.get(), other.items.get()
-    decider = open_live(login(alice), item.get_absolute_url())
+    decider = open_live(login(alice), item_page(item))
     bob_list = open_live(login(bob), "/inbox/")
     bob_item = open_live(bob_list.context.new_page(), item.get_absolute_url())
     expect(bob_list.locator(f'tr[data-item-id="{item.pk}"]')).to_have_count(1)
@@ -92,7 +92,7 @@ def test_a_newly_posted_item_appears_in_every_approvers_list(login, post_item, a
 
 def test_an_item_page_learns_that_its_item_expired(login, post_item, bob):
     item = post_item("t-1", "r-1", minutes=5).items.get()
-    page = open_live(login(bob), item.get_absolute_url())
+    page = open_live(login(bob), item_page(item))
 
     off_loop(expire_sweep, now=timezone.now() + timedelta(minutes=6))
 
@@ -113,7 +113,7 @@ def test_the_run_page_follows_the_resume_and_the_resumed_runs_events(login, post
     expect(page.locator("#resume-state")).to_have_text("Waiting for 1 decision")
 
     off_loop(decision_submit, item_id=second.pk, user=alice, status="cancelled")
-    expect(page.locator("#resume-state")).to_have_text("Pending", timeout=PUSHED)
+    expect(page.locator("#resume-state")).to_have_text("Queued", timeout=PUSHED)
 
     # The agent answers the resume (as the dispatcher would record it): the events show up.
     resume = Resume.objects.get(run=run)
@@ -169,16 +169,16 @@ def test_the_run_page_says_why_no_resume_will_be_sent_once_an_item_expired(login
 def test_a_reminder_shows_on_the_open_item_page_and_as_a_notice_on_the_list(login, post_item, alice, bob, settings):
     settings.INBOX_REMINDER_LEAD_SECONDS = 600
     item = post_item("t-1", "r-1", minutes=5).items.get()
-    item_page = open_live(login(bob), item.get_absolute_url())
+    on_item = open_live(login(bob), item_page(item))
     list_page = open_live(login(alice), "/inbox/")
 
     assert off_loop(reminders_send) == 1
 
-    expect(item_page.locator("#live-notice")).to_contain_text(
+    expect(on_item.locator("#live-notice")).to_contain_text(
         "Reminder: “Wire the payment r-1-1?” (confirmation) expires in 5 minutes.", timeout=PUSHED
     )
     expect(list_page.locator(".live-toast")).to_contain_text("Reminder: “Wire the payment r-1-1?”", timeout=PUSHED)
-    expect(item_page.locator('[data-decision-form] button[data-action="approve"]')).to_be_enabled()
+    expect(on_item.locator('[data-decision-form] button[data-action="approve"]')).to_be_enabled()
 
 
 def test_a_list_open_during_a_big_sweep_is_refreshed_from_one_summary(login, post_item, bob):
@@ -193,3 +193,18 @@ def test_a_list_open_during_a_big_sweep_is_refreshed_from_one_summary(login, pos
     expect(page.locator('[data-count="expired"]')).to_have_text("210")
     expect(page.locator("tr[data-item-row]")).to_have_count(0)
     expect(page.locator("body")).to_have_attribute("data-live-last", "items.expired")
+
+
+def test_arrivals_and_departures_are_announced_in_the_lists_live_region(login, post_item, alice, bob):
+    """A new row used to appear with only a highlight, the live region empty: a screen reader heard nothing."""
+    first = post_item("t-1", "r-1").items.get()
+    bob_list = open_live(login(bob), "/inbox/")
+    region = bob_list.locator("#live-announce")
+    expect(region).to_have_attribute("aria-live", "polite")
+    expect(region).to_have_text("")
+
+    post_item("t-2", "r-2", count=2)
+    expect(region).to_have_text("2 new items: “Wire the payment r-2-1?” and “Wire the payment r-2-2?”.", timeout=PUSHED)
+
+    off_loop(decision_submit, item_id=first.pk, user=alice, status="resolved", payload={"approved": True})
+    expect(region).to_have_text("Left the list: “Wire the payment r-1-1?”.", timeout=PUSHED)

@@ -12,7 +12,7 @@ from django.test import Client
 from playwright.sync_api import expect
 
 from inbox.models import Resume, Run
-from tests.e2e.conftest import off_loop, shot
+from tests.e2e.conftest import item_page, off_loop, shot
 from tests.policies.runs import tool_run
 
 pytestmark = pytest.mark.browser
@@ -54,7 +54,7 @@ def test_staff_create_a_policy_and_the_next_matching_item_is_approved_by_it(logi
     run = Run.objects.get(pk=off_loop(send))
     item = run.items.get()
     approver = login(alice)
-    approver.goto(item.get_absolute_url())
+    approver.goto(item_page(item))
     expect(approver.locator("[data-policy-note=decided]")).to_contain_text("Approved by policy Internal email")
     expect(approver.locator(".outcome")).to_contain_text("policy:Internal email")
     shot(approver, "item-approved-by-policy")

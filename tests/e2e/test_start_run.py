@@ -9,7 +9,8 @@ from inbox.models import Resume, Run
 pytestmark = [pytest.mark.browser, pytest.mark.integration]
 
 
-def test_a_newcomer_starts_the_email_scenario_from_the_agent_page(login, demo, demo_agent, alice):
+def test_a_newcomer_starts_the_email_scenario_from_the_agent_page(login, demo, demo_agent, alice, start_worker):
+    start_worker()  # the worker asks the agent; the page shows the start's progress until the run is stored
     page = login(alice)
     page.goto("/agents/")
     page.click("text=Demo")

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from inbox.models import AuditEvent, Decision, InboxItem, Run
 from tests.conftest import spec_example
-from tests.e2e.conftest import off_loop, open_live, shot
+from tests.e2e.conftest import item_page, off_loop, open_live, shot
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +48,7 @@ def tool_approval(n: int = 0) -> dict:
 
 def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_alice_decides(login, alice, bob, post_run):
     item = post_run(tool_approval())[0].items.get()
-    url = item.get_absolute_url()
+    url = item_page(item)
     bobs = open_live(login(bob), url)
     expect(bobs.locator("[data-holder]")).to_have_text("No one is on this yet")
     alices = login(alice)
@@ -80,7 +80,7 @@ def test_alice_claims_an_item_bob_sees_it_claimed_with_the_form_disabled_and_ali
     shot(bobs, "run-page-claimed-by-someone-else")
 
     alices.get_by_role("button", name="Approve").click()
-    expect(alices.locator(".flash-success")).to_contain_text("Approved — int-abc123.")
+    expect(alices.locator(".flash-success")).to_contain_text("Approved: “Send email number 0 to a@b.com?”.")
     assert Decision.objects.get(item=item).user == alice
     assert InboxItem.objects.get(pk=item.pk).status == "resolved"
 
@@ -113,7 +113,7 @@ def test_a_quorum_of_two_alice_approves_one_of_two_then_bob_approves_and_it_is_r
 ):
     strict = make_agent("strict", approvals_required=2)
     item = post_run(tool_approval(), as_agent=strict)[0].items.get()
-    url = item.get_absolute_url()
+    url = item_page(item)
     bobs = open_live(login(bob), url)
     alices = login(alice)
     alices.goto(url)
@@ -130,7 +130,7 @@ def test_a_quorum_of_two_alice_approves_one_of_two_then_bob_approves_and_it_is_r
     expect(bobs.locator("[data-quorum-count]")).to_have_text("1 of 2 approvals")
     expect(bobs.locator("#live-notice")).to_contain_text("alice approved (1 of 2 approvals)")
     bobs.get_by_role("button", name="Approve").click()
-    expect(bobs.locator(".flash-success")).to_contain_text("Approved — int-abc123.")
+    expect(bobs.locator(".flash-success")).to_contain_text("Approved: “Send email number 0 to a@b.com?”.")
     expect(bobs.locator("[data-item-status]").first).to_have_text("Approved")
     expect(bobs.locator("[data-quorum-count]")).to_have_text("2 of 2 approvals")
     shot(bobs, "item-quorum-met")

@@ -3,14 +3,11 @@ item shortcuts a / d / n / p and "?" with this page's shortcuts, j/k give rows r
 
 from __future__ import annotations
 
-from datetime import timedelta
-
-import httpx
 import pytest
-from django.utils import timezone
 from playwright.sync_api import expect
 
-from inbox.models import InboxItem, Run
+from inbox.models import InboxItem
+from tests.e2e.conftest import item_page, ship_orders
 
 pytestmark = pytest.mark.browser
 
@@ -18,43 +15,19 @@ pytestmark = pytest.mark.browser
 @pytest.fixture
 def three_runs(live_asgi, agent):
     """Three one-item runs expiring in 10, 20 and 30 minutes (the Open tab's order)."""
-    runs = []
-    for n, minutes in enumerate((10, 20, 30), start=1):
-        response = httpx.post(
-            f"{live_asgi}/api/v1/runs",
-            headers={"Authorization": f"Bearer {agent.token}"},
-            json={
-                "type": "RUN_FINISHED",
-                "threadId": f"t-{n}",
-                "runId": f"r-{n}",
-                "outcome": {
-                    "type": "interrupt",
-                    "interrupts": [
-                        {
-                            "id": f"i-{n}",
-                            "reason": "confirmation",
-                            "message": f"Ship order {n}?",
-                            "expiresAt": (timezone.now() + timedelta(minutes=minutes)).isoformat(),
-                        }
-                    ],
-                },
-            },
-        )
-        assert response.status_code == 201, response.text
-        runs.append(Run.objects.get(pk=response.json()["id"]))
-    return [run.items.get() for run in runs]
+    return ship_orders(live_asgi, agent, [10, 20, 30])
 
 
 def test_deciding_lands_on_the_next_open_item_of_the_list(login, alice, three_runs):
     first, second, third = three_runs
     page = login(alice)
-    page.goto("/inbox/")
-    page.locator(f'tr[data-item-id="{first.pk}"] .row-link').click()
+    page.goto("/inbox/")  # the list the item page's next and previous follow
+    page.goto(item_page(first))
     expect(page.locator("[data-then-next]")).to_be_checked()
     page.locator('[data-decision-form] button[data-action="approve"]').click()
 
     page.wait_for_url(f"**{second.get_absolute_url()}?after={first.run_id}")
-    expect(page.locator(".flash-success")).to_contain_text("Approved — i-1.")
+    expect(page.locator(".flash-success")).to_contain_text("Approved: “Ship order 1?”.")
     expect(page.locator("h1")).to_have_text("Ship order 2?")
 
     # The toggle keeps today's behaviour: stay on the decided item (and it is remembered).
@@ -62,7 +35,7 @@ def test_deciding_lands_on_the_next_open_item_of_the_list(login, alice, three_ru
     page.locator('[data-decision-form] button[data-action="deny"]').click()
     page.wait_for_url(f"**{second.get_absolute_url()}?after={second.run_id}")
     expect(page.locator(f'.item-head [data-item-status="{second.pk}"]')).to_have_text("Denied")
-    page.goto(third.get_absolute_url())
+    page.goto(item_page(third))
     expect(page.locator("[data-then-next]")).not_to_be_checked()
 
 
@@ -70,7 +43,7 @@ def test_item_shortcuts_approve_deny_and_move(login, alice, three_runs):
     first, second, third = three_runs
     page = login(alice)
     page.goto("/inbox/")
-    page.goto(second.get_absolute_url())
+    page.goto(item_page(second))
     page.keyboard.press("n")
     page.wait_for_url(f"**{third.get_absolute_url()}")
     page.keyboard.press("p")

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem, Resume
-from tests.e2e.conftest import off_loop, open_live, shot
+from tests.e2e.conftest import item_page, off_loop, open_live, shot
 
 pytestmark = pytest.mark.browser
 
@@ -46,7 +46,7 @@ def test_a_deny_shows_denied_on_the_item_the_run_and_the_list(login, alice, post
     run = post_run(confirmations("t-1", "r-1", 60, 60))
     first, second = run.items.order_by("position")
     page = login(alice)
-    page.goto(first.get_absolute_url())
+    page.goto(item_page(first))
     page.locator("[data-then-next]").uncheck()  # stay on the decided item to look at it
     page.locator('[data-decision-form] button[data-action="deny"]').click()
 
@@ -72,7 +72,7 @@ def test_a_run_with_an_expired_sibling_shows_the_run_deadline_and_closes_the_oth
     soon_run = post_run(confirmations("t-1", "r-1", 10, 600))
     soon, late = soon_run.items.order_by("position")
     page = login(alice)
-    page.goto(late.get_absolute_url())
+    page.goto(item_page(late))
     expect(page.locator(".item-head .countdown")).to_have_attribute("data-expires", soon.expires_at.isoformat())
     expect(page.locator("[data-run-deadline]")).to_have_text("run deadline")
     expect(page.locator(".meta-row")).to_contain_text("(the run’s deadline)")
@@ -83,7 +83,7 @@ def test_a_run_with_an_expired_sibling_shows_the_run_deadline_and_closes_the_oth
     dead_run = post_run(confirmations("t-2", "r-2", -1, 600))
     past, sibling = dead_run.items.order_by("position")
     assert stored_status(sibling) == ("expired", "expired")
-    page.goto(sibling.get_absolute_url())
+    page.goto(item_page(sibling))
     expect(page.locator(f'.item-head [data-item-status="{sibling.pk}"]')).to_have_text("Expired")
     expect(page.locator("[data-expired-why]")).to_contain_text("Closed as expired at")
     expect(page.locator("[data-expired-why]")).to_contain_text("another interrupt of the same run expired")
@@ -103,17 +103,17 @@ def test_a_failed_delivery_is_visible_on_the_item_and_in_the_list(login, alice, 
     off_loop(decision_submit, item_id=item.pk, user=alice, status="resolved", payload={"approved": True})
     Resume.objects.filter(run=run).update(state="failed", attempts=6, last_error="the agent answered 502")
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     box = page.locator("div.delivery")
     expect(box).to_have_attribute("data-delivery", "failed")
-    expect(box).to_contain_text("Delivery failed")
+    expect(box).to_contain_text("Failed: needs a person")
     expect(box).to_contain_text("did not reach the agent after 6 attempts: the agent answered 502")
     expect(page.locator(".decision-card")).not_to_contain_text("the resume goes back to the agent")
     shot(page, "truth-item-delivery-failed")
 
     page.goto("/inbox/?tab=decided")
     mark = page.locator(f'tr[data-item-id="{item.pk}"] .delivery-mark')
-    expect(mark).to_have_text("Delivery failed")
+    expect(mark).to_have_text("Failed: needs a person")
     page.locator("[data-delivery-filter]").select_option("failed")
     page.wait_for_url("**delivery=failed**")
     expect(page.locator("tr[data-item-row]")).to_have_count(1)
@@ -142,7 +142,7 @@ def test_staff_retry_a_failed_delivery_from_the_run_page_and_see_a_refusal_in_th
 def test_approve_is_disabled_with_the_reason_for_the_requester(login, alice, post_run):
     run = post_run(confirmations("t-1", "r-1", 60, requested_by=alice.get_username()))
     page = login(alice)
-    page.goto(run.items.get().get_absolute_url())
+    page.goto(item_page(run.items.get()))
     approve = page.locator('[data-decision-form] button[data-action="approve"]')
     expect(approve).to_be_disabled()
     expect(approve).to_have_accessible_description(
@@ -154,7 +154,7 @@ def test_approve_is_disabled_with_the_reason_for_the_requester(login, alice, pos
 
 def test_a_page_decided_in_another_window_looks_decided(login, alice, bob, post_run):
     item = post_run(confirmations("t-1", "r-1", 60)).items.get()
-    page = open_live(login(bob), item.get_absolute_url())
+    page = open_live(login(bob), item_page(item))
     off_loop(decision_submit, item_id=item.pk, user=alice, status="resolved", payload={"approved": False})
 
     expect(page.locator(f'.item-head [data-item-status="{item.pk}"]')).to_have_text("Denied")
@@ -194,7 +194,7 @@ def test_an_unknown_reason_with_an_open_question_takes_a_free_text_answer(login,
     )
     item = run.items.get()
     page = login(alice)
-    page.goto(item.get_absolute_url())
+    page.goto(item_page(item))
     page.get_by_label("Your answer").fill("Tell them the report ships on Friday.")
     shot(page, "truth-item-free-text")
     page.get_by_role("button", name="Send this answer").click()

@@ -210,6 +210,7 @@ class Cluster:
     def _web(self, index: int, port: int) -> Proc:
         command = [PY, "-m", "uvicorn", "config.asgi:application", "--host", "127.0.0.1", "--port", str(port)]
         command += ["--ws", "websockets-sansio", "--no-access-log", "--timeout-graceful-shutdown", "3"]
+        command.append("--no-proxy-headers")  # as the Procfile: the client's address is the socket's
         return Proc(f"web{index}", command, self.logs / f"web{index}.log", self.env)
 
     def _worker(self, index: int) -> Proc:

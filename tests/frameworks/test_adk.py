@@ -9,7 +9,7 @@ import json
 import pytest
 
 from inbox.models import InboxItem, Resume
-from tests.frameworks.conftest import last_input, sent, start_framework_server
+from tests.frameworks.conftest import assert_label_tells_what_ran, last_input, sent, start_framework_server
 
 pytestmark = pytest.mark.integration
 
@@ -58,6 +58,8 @@ def test_approve_runs_the_real_call_and_its_result_is_filed_on_the_item(trip, ad
     item.refresh_from_db()
     assert item.tool_result["toolCallId"] == item.linked_call_id
     assert json.loads(json.loads(item.tool_result["content"])["result"])["status"] == "sent"
+    assert_label_tells_what_ran(adk_server, item)
+    assert item.outcome_label == "Approved"
     resumed = Resume.objects.get(run_id=run["id"]).resumed_run
     # ADK ends the resumed run with the legacy success shape (no outcome).
     assert (resumed.outcome, resumed.outcome_omitted) == ("success", True)
@@ -75,6 +77,8 @@ def test_deny_is_not_executed(trip, adk_server):
     assert trip.resume(run["id"]) == "delivered"
     assert last_input(adk_server)["resume"][0]["payload"] == {"approved": False}
     assert sent(adk_server) == []
+    assert_label_tells_what_ran(adk_server, item)
+    assert item.outcome_label == "Denied"
 
 
 def test_cancel_is_not_executed(trip, adk_server):
@@ -82,3 +86,23 @@ def test_cancel_is_not_executed(trip, adk_server):
     trip.decide(item.pk, "cancelled")
     assert trip.resume(run["id"]) == "delivered"
     assert sent(adk_server) == []
+    assert_label_tells_what_ran(adk_server, item)
+
+
+def test_edits_are_refused_without_a_schema_and_the_label_tells_what_ran(trip, adk_server):
+    """ADK sends no responseSchema: nothing offers edits, so the inbox refuses them (the agent would run the
+    original arguments) and shows no edit control; the approval reads "Approved"."""
+    run, item = interrupted(trip)
+    edited = {**PROPOSED, "to": "carol@example.com"}
+    response = trip.client.post(
+        f"/api/v1/items/{item.pk}/decision",
+        data=json.dumps({"status": "resolved", "payload": {"approved": True, "editedArgs": edited}}),
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and response.json()["error"] == "edits_not_offered"
+    assert 'name="edited_args"' not in trip.client.get(f"/inbox/items/{item.pk}/").content.decode()
+    trip.decide(item.pk, "resolved", {"approved": True})
+    assert trip.resume(run["id"]) == "delivered"
+    assert sent(adk_server, item.linked_call_id) == [{"toolCallId": item.linked_call_id, "args": PROPOSED}]
+    assert_label_tells_what_ran(adk_server, item)
+    assert item.outcome_label == "Approved"

@@ -44,6 +44,10 @@ def test_two_pauses_on_one_thread_are_two_items_each_answered_by_its_own_resume(
 
     feedback = [json.loads(entry["args"]["feedback"]) for entry in sent(crewai_server)]
     assert feedback == [{"approved": True, "feedback": "shorter intro"}, {"approved": True, "feedback": "ship it"}]
+    # The flow received both approvals and went on: each item's label says so.
+    for item in (first, second):
+        item.refresh_from_db()
+        assert item.outcome_label == "Approved", item.outcome_label
     final = Resume.objects.get(run=resumed).resumed_run
     assert final.outcome == "success"
     report = trip.conformance()
@@ -57,5 +61,7 @@ def test_cancel_resumes_the_flow_with_empty_feedback(trip, crewai_server):
     trip.decide(item.pk, "cancelled")
     assert trip.resume(run["id"]) == "delivered"
     assert last_input(crewai_server)["resume"] == [{"interruptId": item.interrupt_id, "status": "cancelled"}]
+    item.refresh_from_db()
+    assert item.outcome_label == "Cancelled", item.outcome_label
     # CrewAI has no "abort a pending feedback": the flow goes on with empty feedback.
     assert [entry["args"]["feedback"] for entry in sent(crewai_server)] == [""]

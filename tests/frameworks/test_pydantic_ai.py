@@ -13,7 +13,7 @@ import json
 import pytest
 
 from inbox.models import InboxItem, Resume
-from tests.frameworks.conftest import last_input, sent, start_framework_server
+from tests.frameworks.conftest import assert_label_tells_what_ran, last_input, sent, start_framework_server
 
 pytestmark = pytest.mark.integration
 
@@ -59,7 +59,8 @@ def test_approve_resumes_with_the_rebuilt_conversation_and_the_email_is_sent(tri
         PROPOSED,
     )
     assert sent(pydantic_ai_server, item.tool_call_id) == [{"toolCallId": item.tool_call_id, "args": PROPOSED}]
-    item.refresh_from_db()
+    assert_label_tells_what_ran(pydantic_ai_server, item)
+    assert item.outcome_label == "Approved"
     assert json.loads(item.tool_result["content"])["status"] == "sent"
     resume = Resume.objects.get(run_id=run["id"])
     assert resume.resumed_run.outcome == "success" and not resume.resumed_run.outcome_omitted
@@ -77,7 +78,8 @@ def test_approve_with_edits_sends_the_edited_email(trip, pydantic_ai_server):
     trip.decide(item.pk, "resolved", {"approved": True, "editedArgs": edited})
     assert trip.resume(run["id"]) == "delivered"
     assert sent(pydantic_ai_server, item.tool_call_id) == [{"toolCallId": item.tool_call_id, "args": edited}]
-    item.refresh_from_db()
+    assert_label_tells_what_ran(pydantic_ai_server, item)
+    assert item.outcome_label == "Approved with edits"
     assert json.loads(item.tool_result["content"])["args"] == edited
     assert item.tool_call["args"] == PROPOSED  # the proposal stays as proposed
 
@@ -87,7 +89,8 @@ def test_deny_is_not_executed_and_the_denial_is_filed(trip, pydantic_ai_server):
     trip.decide(item.pk, "resolved", {"approved": False, "reason": "not now"})
     assert trip.resume(run["id"]) == "delivered"
     assert sent(pydantic_ai_server) == []
-    item.refresh_from_db()
+    assert_label_tells_what_ran(pydantic_ai_server, item)
+    assert item.outcome_label == "Denied"
     assert "not now" in item.tool_result["content"]
 
 
@@ -97,5 +100,5 @@ def test_cancel_is_not_executed(trip, pydantic_ai_server):
     assert trip.resume(run["id"]) == "delivered"
     assert last_input(pydantic_ai_server)["resume"] == [{"interruptId": item.interrupt_id, "status": "cancelled"}]
     assert sent(pydantic_ai_server) == []
-    item.refresh_from_db()
+    assert_label_tells_what_ran(pydantic_ai_server, item)
     assert item.tool_result is not None  # the agent answers the cancelled call with a result too

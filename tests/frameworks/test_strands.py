@@ -9,7 +9,7 @@ import json
 import pytest
 
 from inbox.models import InboxItem, Resume
-from tests.frameworks.conftest import last_input, sent, start_framework_server
+from tests.frameworks.conftest import assert_label_tells_what_ran, last_input, sent, start_framework_server
 
 pytestmark = pytest.mark.integration
 
@@ -47,11 +47,17 @@ def test_approve_executes_the_call_and_files_its_result(trip, strands_server):
     assert last_input(strands_server)["messages"][-1]["toolCalls"][0]["id"] == item.tool_call_id
     item.refresh_from_db()
     assert json.loads(item.tool_result["content"])["status"] == "sent"
+    assert_label_tells_what_ran(strands_server, item)
+    assert item.outcome_label == "Approved"
     resumed = Resume.objects.get(run_id=run["id"]).resumed_run
     assert resumed.outcome == "success" and item.tool_result["runId"] == resumed.run_id
     report = trip.conformance()
     assert report["interrupt_reason"] == {"tool_call"} and report["tool_call_binding"] == {"matched"}
     assert report["boundary_snapshots"] == {"both"} and report["tool_result_filing"] == {"original_call"}
+    # Its resumed run repeats the conversation in MESSAGES_SNAPSHOT: that re-emits no TOOL_CALL_* (it was
+    # reported as "re-emitted"). No line of its report deviates.
+    assert report["reemitted_tool_calls"] == {"not_reemitted"} and report["resume_linkage"] == {"continued"}
+    assert trip.deviating() == set()
 
 
 def test_deny_is_not_executed(trip, strands_server):
@@ -59,8 +65,11 @@ def test_deny_is_not_executed(trip, strands_server):
     trip.decide(item.pk, "resolved", {"approved": False})
     assert trip.resume(run["id"]) == "delivered"
     assert sent(strands_server) == []
+    assert trip.deviating() == set()
     item.refresh_from_db()
     assert item.tool_result is not None and "sent" not in item.tool_result["content"]
+    assert_label_tells_what_ran(strands_server, item)
+    assert item.outcome_label == "Denied"
 
 
 def test_cancel_is_not_executed(trip, strands_server):
@@ -69,6 +78,28 @@ def test_cancel_is_not_executed(trip, strands_server):
     assert trip.resume(run["id"]) == "delivered"
     assert last_input(strands_server)["resume"] == [{"interruptId": item.interrupt_id, "status": "cancelled"}]
     assert sent(strands_server) == []
+    assert trip.deviating() == set()
+    assert_label_tells_what_ran(strands_server, item)
+
+
+def test_edits_the_schema_does_not_offer_are_refused_and_the_label_tells_what_ran(trip, strands_server):
+    """The adapter's schema is {approved}: edits would be ignored (the e-mail would go to bob, not carol), so the
+    inbox refuses them, offers no edit control, and the approval that goes reads "Approved"."""
+    run, item = interrupted(trip)
+    edited = {**PROPOSED, "to": "carol@example.com"}
+    response = trip.client.post(
+        f"/api/v1/items/{item.pk}/decision",
+        data=json.dumps({"status": "resolved", "payload": {"approved": True, "editedArgs": edited}}),
+        content_type="application/json",
+    )
+    assert response.status_code == 400 and response.json()["error"] == "edits_not_offered"
+    assert response.json()["errors"][0]["path"] == "editedArgs"
+    assert 'name="edited_args"' not in trip.client.get(f"/inbox/items/{item.pk}/").content.decode()
+    trip.decide(item.pk, "resolved", {"approved": True})
+    assert trip.resume(run["id"]) == "delivered"
+    assert sent(strands_server, item.tool_call_id) == [{"toolCallId": item.tool_call_id, "args": PROPOSED}]
+    assert_label_tells_what_ran(strands_server, item)
+    assert item.outcome_label == "Approved"
 
 
 def test_a_named_interrupt_is_answered_and_its_result_shows_on_the_run_page(trip, strands_server):
@@ -86,3 +117,4 @@ def test_a_named_interrupt_is_answered_and_its_result_shows_on_the_run_page(trip
     report = trip.conformance()
     assert report["interrupt_reason"] == {"custom_namespaced"} and report["response_schema"] == {"absent"}
     assert report["boundary_snapshots"] == {"both"}
+    assert trip.deviating() == set()

@@ -55,7 +55,7 @@ def test_the_stats_page_draws_svg_charts_and_the_per_agent_table(agent, ingest, 
     )
     client.force_login(alice)
     page = client.get("/audit/stats/").content.decode()
-    assert '<svg viewBox="0 0 760 220"' in page and "2 resolved" in page  # the bar's tooltip
+    assert '<svg viewBox="0 0 760 220"' in page and "2 decided" in page  # the bar's tooltip
     assert 'data-agent="mailer"' in page and "50%" in page and "20 min" in page
     assert "25%" in page  # share expired
     assert "connection refused by the agent" in page

@@ -266,3 +266,55 @@ def test_a_rolled_back_write_is_not_remembered(agent, ingest, settings):
     assert ingest(agent, _interrupted("t-2", "r-2")).status_code == 201
     row = ConformanceObservation.objects.get(agent=agent.agent, behaviour="interrupt_reason", variant="tool_call")
     assert row.example_run.run_id == "r-2"
+
+
+def ag2_pause(thread: str, call_id: str) -> list[dict]:
+    """An ag2-shaped tool approval: the call, then an interrupt whose schema takes a bare boolean."""
+    return [
+        {"type": "RUN_STARTED", "threadId": thread, "runId": "r-1"},
+        {"type": "TOOL_CALL_START", "toolCallId": call_id, "toolCallName": "sendEmail"},
+        {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": '{"to": "bob@example.com"}'},
+        {"type": "TOOL_CALL_END", "toolCallId": call_id},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": thread,
+            "runId": "r-1",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [
+                    {
+                        "id": "ask-1",
+                        "reason": "tool_call",
+                        "toolCallId": call_id,
+                        "responseSchema": {"type": ["string", "boolean"]},
+                    }
+                ],
+            },
+        },
+    ]
+
+
+@pytest.mark.integration
+def test_a_bare_true_approval_is_read_as_an_approval_when_the_reply_is_filed(make_agent, scripted, alice, client):
+    """A payload that is not an object (ag2's bare ``true``) used to fail the resume after delivery with
+    "AttributeError: 'bool' object has no attribute 'get'"; it counts as an approval like ``{"approved": true}``."""
+    agent = scripted(
+        Reply(sse=ag2_pause("t-bool", "call-1")),
+        Reply(
+            sse=[
+                {"type": "RUN_STARTED", "threadId": "t-bool", "runId": "r-2"},
+                {"type": "RUN_FINISHED", "threadId": "t-bool", "runId": "r-2", "outcome": {"type": "success"}},
+            ]
+        ),
+    )
+    make_agent("boolean", endpoint=agent.url)
+    client.force_login(alice)
+    run = start(client, "boolean", thread="t-bool")
+    decision_submit(item_id=run.items.get().pk, user=alice, status="resolved", payload=True)
+    resume = Resume.objects.get(run=run)
+    assert resume_dispatch(resume_id=resume.pk) == "delivered"
+    assert agent.received[1]["resume"] == [{"interruptId": "ask-1", "status": "resolved", "payload": True}]
+    resume.refresh_from_db()
+    assert resume.state == Resume.State.DELIVERED and resume.resumed_run.outcome == "success"
+    # Approved and no TOOL_CALL_RESULT came back: reported as such, as for {"approved": true}.
+    assert variants(client, "boolean")["tool_result_filing"] == {"missing"}

@@ -3,6 +3,8 @@ before (or without) a commit."""
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -325,3 +327,41 @@ def test_a_channel_layer_that_fails_fails_no_write_and_is_logged(agent, ingest, 
     assert response.status_code == 201
     assert InboxItem.objects.filter(thread__thread_id="t-down").count() == 1
     assert "live push of 1 message(s) failed" in caplog.text
+
+
+def test_a_push_that_fails_once_is_sent_on_the_second_try(monkeypatch, caplog):
+    sent: list[str] = []
+    failures = {"left": 1}
+
+    class FlakyLayer:
+        async def group_send(self, group: str, message: dict) -> None:
+            if failures["left"]:
+                failures["left"] -= 1
+                raise ConnectionError("connection reset by peer")
+            sent.append(message["event"])
+
+    monkeypatch.setattr(live, "get_channel_layer", FlakyLayer)
+    live.send_now(["inbox.staff"], "item.created", {"item": 1})
+    assert sent == ["item.created"]
+    assert "failed once" in caplog.text
+    assert "live push of 1 message(s) failed\n" not in caplog.text
+
+
+def test_a_push_from_a_thread_whose_event_loop_is_running_is_sent(monkeypatch, caplog):
+    """A notebook, or a script driving a browser with Playwright's sync API, runs sync code inside a running loop,
+    where ``async_to_sync`` refuses to work."""
+    sent: list[str] = []
+
+    class RecordingLayer:
+        async def group_send(self, group: str, message: dict) -> None:
+            sent.append(message["event"])
+
+    monkeypatch.setattr(live, "get_channel_layer", RecordingLayer)
+
+    async def inside_a_running_loop() -> None:
+        live.send_now(["inbox.staff"], "item.created", {"item": 1})
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # a thread with no loop of its own yet, whatever this one holds
+        pool.submit(asyncio.run, inside_a_running_loop()).result(timeout=10)
+    assert sent == ["item.created"]
+    assert "failed" not in caplog.text

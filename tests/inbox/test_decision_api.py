@@ -205,9 +205,15 @@ def test_deciding_past_expires_at_is_a_409_expired_even_before_the_sweep_ran(cli
     assert filing_item.status == "expired"
 
 
-def test_deciding_a_second_before_expiry_still_works(client, alice, filing_item):
+def test_deciding_a_second_before_expiry_is_refused_as_too_late_to_send_and_outside_the_margin_works(
+    client, alice, filing_item, settings
+):
     client.force_login(alice)
     with time_machine.travel(filing_item.expires_at - timedelta(seconds=1), tick=False):
+        response = decide(client, filing_item, {"status": "cancelled"})
+    assert response.status_code == 409 and response.json()["error"] == "too_close_to_deadline"
+    margin = settings.INBOX_DECISION_SEND_MARGIN_SECONDS
+    with time_machine.travel(filing_item.expires_at - timedelta(seconds=margin + 1), tick=False):
         response = decide(client, filing_item, {"status": "cancelled"})
     assert response.status_code == 201
 

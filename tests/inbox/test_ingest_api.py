@@ -475,7 +475,7 @@ def test_racing_runs_on_a_new_thread_store_one_and_refuse_the_rest(make_agent):
     assert Run.objects.count() == 1 and InboxItem.objects.count() == 1 and Thread.objects.count() == 1
 
 
-def test_the_ingest_answer_has_exactly_the_shape_of_the_run_serializer(agent, ingest, rf):
+def test_the_ingest_answer_is_the_run_serializers(agent, ingest, rf):
     from inbox.listing.serializers import RunSerializer
 
     body = ingest(agent, as_events(open_example("parallel_interrupts"))).json()

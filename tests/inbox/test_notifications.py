@@ -106,6 +106,22 @@ def test_team_members_get_one_email_with_links_to_each_item(agent, ingest, alice
     assert AuditEvent.objects.filter(verb="item.notified", data__emailed=["alice", "bob"]).exists()
 
 
+def test_the_email_says_reasons_and_deadlines_in_words_and_marks_a_short_one(agent, ingest, alice, mailoutbox):
+    """E-mails showed raw ISO timestamps and raw reason names, and a deadline minutes away looked like any other."""
+    body = copy.deepcopy(spec_example("minimal_tool_approval"))
+    soon = timezone.now() + timedelta(minutes=20)
+    body["outcome"]["interrupts"][0]["expiresAt"] = soon.isoformat()
+    ingest(agent, body)
+    notify_new_runs([Run.objects.get().pk])
+    (message,) = mailoutbox
+    html = message.alternatives[0][0]
+    for text in (message.body, html):
+        assert soon.isoformat() not in text and "tool_call ·" not in text
+        assert f"{soon:%a %-d %b, %H:%M} UTC (in 1" in text  # 19 or 20 minutes, as the clock turns
+        assert "Tool call" in text
+    assert "DECIDE SOON: expires" in message.body and "Decide soon: expires" in html
+
+
 def test_agent_text_is_escaped_in_the_html_email(agent, ingest, alice, mailoutbox):
     body = copy.deepcopy(spec_example("minimal_tool_approval"))
     body["outcome"]["interrupts"][0]["message"] = "<script>alert(1)</script> approve?"

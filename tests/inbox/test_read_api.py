@@ -90,3 +90,24 @@ def test_the_openapi_schema_generates_without_warnings(db):
 
 def test_the_api_docs_page_renders(client, db):
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_the_item_list_counts_up_to_its_bound_and_says_when_it_stopped(agent, ingest, alice, client, monkeypatch):
+    """A million items are never counted: past ``LIST_COUNT_LIMIT`` the count reads the bound, ``countIsExact`` is
+    false and the pages stop there, as the list page's pager does."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from inbox.listing import api
+
+    ingest_examples(agent, ingest)
+    client.force_login(alice)
+    body = client.get("/api/v1/items").json()
+    assert (body["count"], body["countIsExact"], len(body["results"])) == (4, True, 4)
+
+    monkeypatch.setattr(api, "LIST_COUNT_LIMIT", 3)
+    with CaptureQueriesContext(connection) as queries:
+        body = client.get("/api/v1/items").json()
+    assert (body["count"], body["countIsExact"], len(body["results"]), body["next"]) == (3, False, 3, None)
+    counts = [q["sql"] for q in queries.captured_queries if "COUNT(" in q["sql"].upper()]
+    assert len(counts) == 1 and "LIMIT 4" in counts[0], counts

@@ -208,7 +208,9 @@ def test_a_quorum_item_shows_one_of_two_after_one_approval_and_closes_with_the_s
     assert "Your approval is recorded: 1 of 2. It needs another approver." in first
     assert "1 of 2 approvals" in first
     assert "Approved by <strong>alice</strong> (you)." in first
-    assert "You approved already" in first
+    assert "You approved; waiting for one more." in first
+    # Approve is disabled once my approval counts (a second press would be refused); Deny stays mine to give.
+    assert 'data-action="approve" disabled aria-describedby="quorum-hint"' in first
     assert InboxItem.objects.get().status == "open"
     assert "1 of 2 approvals" in page_of(client_for(bob), url)
 
@@ -217,7 +219,7 @@ def test_a_quorum_item_shows_one_of_two_after_one_approval_and_closes_with_the_s
     assert "You already approved this answer; another approver must." in again.content.decode()
 
     closing = client_for(bob).post(f"{url}decide/", {"action": "approve"}, follow=True).content.decode()
-    assert "Approved — int-abc123." in closing
+    assert "Approved: “Send email to a@b.com with subject &#x27;Hi&#x27;?”." in closing
     assert "2 of 2 approvals" in closing and "<strong>alice</strong> and <strong>bob</strong>" in closing
     assert InboxItem.objects.get().status == "resolved"
 
@@ -390,7 +392,9 @@ def test_the_list_keeps_a_constant_query_count_for_a_page_of_fifty_on_every_tab_
     )[0]
     first.claimed_by = alice
     first.save(update_fields=["claimed_by"])
-    # session, user, the approver's teams and agents (read once per request: inbox.access), and the list's own 4
+    # session, user (with the away banner's status: inbox.teams.backends), the approver's teams and agents (read
+    # once per request, the agent filter's choices with them: inbox.access), the list's own 3, and the approver's
+    # saved views
     with django_assert_num_queries(7):
         client.get("/inbox/?tab=mine")
 

@@ -210,7 +210,10 @@ def test_the_run_header_says_the_resumes_real_state(client, alice, stored_run):
     Resume.objects.filter(run=run).update(state="delivered")
     client.force_login(alice)
     page = client.get(run.get_absolute_url()).content.decode()
-    assert '<span class="delivery-mark delivery-delivered" data-delivery="delivered">Delivered</span>' in page
+    assert (
+        '<span class="delivery-mark delivery-delivered" data-delivery="delivered" '
+        'title="The agent received the answer and continued its run.">Delivered</span>'
+    ) in page
 
 
 def test_a_live_push_to_the_run_page_replaces_the_header_line_out_of_band(alice, stored_run):
@@ -221,7 +224,8 @@ def test_a_live_push_to_the_run_page_replaces_the_header_line_out_of_band(alice,
     html = fragments.render(view, alice, [("resume.state", {"run": run.pk})]).html
     header = html[html.index('hx-swap-oob="outerHTML:.item-head [data-run-status]"') :]
     assert header.startswith('hx-swap-oob="outerHTML:.item-head [data-run-status]">1 of 1 decided')
-    assert 'data-delivery="failed">Delivery failed</span>: the agent answered 502' in header
+    assert 'data-delivery="failed" title="The answer did not reach the agent: the agent answered 502.' in header
+    assert ">Failed: needs a person</span>: the agent answered 502" in header
 
 
 def test_an_unknown_reason_without_a_schema_can_be_answered_in_words(client, alice, agent):

@@ -78,6 +78,8 @@ def test_approve_with_edits_runs_the_edited_arguments_in_the_graph(client, alice
     item.refresh_from_db()
     assert json.loads(item.tool_result["content"])["args"] == edited
     assert item.tool_call["args"]["subject"] == "Lunch"  # the proposal, as proposed
+    # The label tells what the graph ran: other arguments than the proposal's.
+    assert edited != item.proposed_args and item.outcome_label == "Approved with edits"
 
     shown = client.get(f"/api/v1/runs/{run['id']}").json()
     assert shown["resume"]["state"] == "delivered"
@@ -95,6 +97,7 @@ def test_a_denied_email_is_not_sent(client, alice, mailer, langgraph_server):
     assert sent_for(langgraph_server, item.tool_call_id) == []
     item.refresh_from_db()
     assert json.loads(item.tool_result["content"])["status"] == "denied"
+    assert item.outcome_label == "Denied"  # nothing ran
 
 
 def test_a_cancelled_email_is_not_sent(client, alice, mailer, langgraph_server):
@@ -108,6 +111,8 @@ def test_a_cancelled_email_is_not_sent(client, alice, mailer, langgraph_server):
     assert sent_for(langgraph_server, item.tool_call_id) == []
     decisions = [d for d in langgraph_server.record()["decisions"] if d["toolCallId"] == item.tool_call_id]
     assert decisions[0]["answer"]["__agui_cancelled__"] is True
+    item.refresh_from_db()
+    assert item.outcome_label == "Cancelled"  # nothing ran
 
 
 def test_the_inbox_refuses_a_new_run_on_a_thread_whose_interrupt_is_open(client, alice, mailer, langgraph_server):

@@ -170,3 +170,23 @@ def test_the_team_webhook_carries_decision_urls_any_team_member_can_use_once(
     item.refresh_from_db()
     assert item.status == "resolved" and item.decided_by == alice
     assert Run.objects.get(pk=run.pk).resume.state in ("pending", "sending", "failed", "delivered")
+
+
+def test_a_link_stops_working_after_its_maximum_lifetime_whatever_the_items_expiry(client, email_item, alice, settings):
+    """An agent may set expiresAt years ahead; a link still dies INBOX_DECISION_LINK_MAX_AGE_DAYS after it was made."""
+    from datetime import UTC, datetime
+
+    settings.INBOX_DECISION_LINK_MAX_AGE_DAYS = 7
+    InboxItem.objects.filter(pk=email_item.pk).update(expires_at=datetime(8999, 12, 31, tzinfo=UTC))
+    email_item.refresh_from_db()
+    client.force_login(alice)
+    made = email_item.created_at
+    with time_machine.travel(made, tick=False):
+        path = f"/inbox/decide/{make_token(item=email_item, action='approve', user=alice)}/"
+    with time_machine.travel(made + timedelta(days=6, hours=23)):
+        assert client.get(path).status_code == 200
+    with time_machine.travel(made + timedelta(days=7, minutes=1)):
+        refused = client.post(path)
+        assert refused.status_code == 410 and b"more than 7 days old" in refused.content
+    email_item.refresh_from_db()
+    assert email_item.is_open and not DecisionLinkUse.objects.exists()

@@ -18,7 +18,7 @@ from django.utils import timezone
 from inbox.models import InboxItem
 from tests.security.conftest import stored
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(60, func_only=True)  # the test, not the session's database set-up
 
 
 def finished(interrupt: dict | None = None, **run) -> dict:

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 import pytest
 from django.test import override_settings
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(60, func_only=True)  # the test, not the session's database set-up
 
 LIMIT = 64 * 1024
 
@@ -91,4 +91,42 @@ def test_a_body_within_the_limit_still_reaches_the_view(live_asgi, agent):
     response = httpx.post(
         f"{live_asgi}/api/v1/runs", json=body, headers={"Authorization": agent.auth["HTTP_AUTHORIZATION"]}
     )
+    assert response.status_code == 201
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])
+@override_settings(INBOX_REQUEST_BODY_TIMEOUT=1.0)
+def test_a_body_trickled_slowly_is_answered_408(live_asgi, chunked):
+    import time
+
+    sock = connect(live_asgi)
+    framing = "Transfer-Encoding: chunked" if chunked else "Content-Length: 1000"
+    sock.sendall(
+        f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n{framing}\r\n\r\n".encode()
+    )
+    started = time.monotonic()
+    sock.settimeout(0.3)
+    status = None
+    while time.monotonic() - started < 10:  # a byte every 0.3 s: never idle long, never finished
+        try:
+            sock.sendall(b"1\r\na\r\n" if chunked else b"a")
+            data = sock.recv(65536, socket.MSG_PEEK)
+        except TimeoutError:
+            continue
+        if data:
+            sock.settimeout(5)
+            status, body = read_response(sock)
+            break
+    sock.close()
+    assert status == 408, "the server kept waiting for the body"
+    assert body["rule"] == "body_timeout" and time.monotonic() - started < 5
+
+
+@override_settings(INBOX_REQUEST_BODY_TIMEOUT=1.0)
+def test_a_complete_body_is_not_timed_while_the_view_runs(live_asgi, agent):
+    """The limit covers receiving the body only: a request whose body arrived in time is answered as usual."""
+    import httpx
+
+    body = {"type": "RUN_FINISHED", "threadId": "t-slow", "runId": "r-slow"}
+    response = httpx.post(f"{live_asgi}/api/v1/runs", json=body, headers={"Authorization": f"Bearer {agent.token}"})
     assert response.status_code == 201

@@ -48,11 +48,11 @@ def test_failed_agent_tokens_are_throttled_per_address(client: Client, agent):
     for n in range(5):
         response = client.get("/api/v1/agent", HTTP_AUTHORIZATION=f"Bearer agi_wrong{n}")
         assert response.status_code == 401
-    # Past the rate even the right token waits: guessing cannot go on in the background.
-    blocked = client.get("/api/v1/agent", **agent.auth)
+    # Past the rate a wrong token waits; the right one is never refused (tests/security/test_client_address.py).
+    blocked = client.get("/api/v1/agent", HTTP_AUTHORIZATION="Bearer agi_wrong-again")
     assert blocked.status_code == 429
     assert "Retry-After" in blocked.headers
-    assert Client(REMOTE_ADDR="198.51.100.7").get("/api/v1/agent", **agent.auth).status_code == 200
+    assert Client(REMOTE_ADDR="198.51.100.7").get("/api/v1/agent", HTTP_AUTHORIZATION="Bearer agi_x").status_code == 401
 
 
 @override_settings(INBOX_INGEST_RATE="3/min")
@@ -103,3 +103,16 @@ def test_failed_approver_tokens_are_throttled(db, client: Client, token):
     assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 403
     assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 403
     assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 429
+
+
+def test_while_the_throttle_counter_is_unreachable_the_api_answers_uncounted(client: Client, agent, settings, caplog):
+    """The limits are not counted while their Redis is down (logged): an outage of the counter is not one of the
+    API."""
+    caches = {**settings.CACHES}
+    caches["throttle"] = {**caches["throttle"], "LOCATION": "redis://127.0.0.1:1/0"}  # nothing listens there
+    settings.CACHES = caches
+    body = {"type": "RUN_FINISHED", "threadId": "t-down", "runId": "r-down"}
+    posted = client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth)
+    assert posted.status_code == 201
+    assert client.get("/api/v1/agent", HTTP_AUTHORIZATION="Bearer agi_wrong").status_code == 401
+    assert "throttle cache unreachable, not counting" in caplog.text

@@ -15,7 +15,7 @@ import pytest
 from inbox.models import InboxItem
 from tests.security.conftest import stored
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(30, func_only=True)  # the test, not the session's database set-up
 
 
 def _forms(url: str, local: Path) -> dict[str, tuple[dict, str]]:

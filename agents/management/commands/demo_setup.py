@@ -23,7 +23,10 @@ class Command(BaseCommand):
             http_url_validator(endpoint)
         except ValidationError:
             raise CommandError(f"--endpoint must be an http or https URL, got {endpoint!r}") from None
-        _, created = services.agent_ensure(
-            slug="demo", name="Demo agent", endpoint_url=endpoint, description=DESCRIPTION, via="demo_setup"
-        )
+        try:
+            _, created = services.agent_ensure(
+                slug="demo", name="Demo agent", endpoint_url=endpoint, description=DESCRIPTION, via="demo_setup"
+            )
+        except ValidationError as error:
+            raise CommandError(f"--endpoint {endpoint!r} is refused: {' '.join(error.messages)}") from None
         self.stdout.write(f"{'Created' if created else 'Updated'} agent 'demo' at {endpoint} (visible to staff).")

@@ -1,0 +1,228 @@
+"""Backtesting a policy: what it would have done to the items people decided in a period.
+
+``backtest_start`` checks the period (1 to ``MAX_BACKTEST_DAYS`` days, ``BACKTEST_DEFAULT_DAYS`` unless asked) and
+the policy — its saved version, or the unsaved values of its form (a draft, checked by ``check_policy`` like a
+save, and never saved) — and stores a ``PolicyBacktest``. A period with at most ``BACKTEST_INLINE_ITEMS``
+candidates is read at once; a longer one by a Celery worker (``inbox.tasks.backtest_policy``), whose progress the
+backtest's page shows. ``backtest_run`` claims the backtest (pending → running, so two workers never both read
+it) and streams the candidates in chunks of ``BACKTEST_CHUNK`` rows, reading only the columns a policy matches on;
+it keeps counts and writes each chunk's findings, so its memory does not grow with the period.
+
+What it counts, over the items people decided (resolved or cancelled, not by a policy's account) in the period
+for the policy's agent, or the agents of its team:
+
+- ``decided``: all of them; ``matched``: those the policy matches (``policy_applies_to``, as at ingest; the
+  policy is tested alone, whatever its position, mode or enabled flag);
+- ``outcomes``: the matched items by what people decided (approved, approved_with_edits, denied, cancelled,
+  answered);
+- ``compared`` / ``agreed``: for an approve or deny policy, the matched items whose outcome compares with its
+  action, and those where people did as it would have (``selectors.agrees``: an approval agrees with approved;
+  a denial with denied or cancelled; an edit agrees with neither). The others are the disagreements, listed;
+- ``found_wrong``: for an approve policy, the matched items people approved (with or without edits) where the
+  agent's follow-up was then denied: the run the agent answered the item's resume with raised an interrupt that a
+  person denied. The policy would have sent the same approval, and a person found where it led wrong.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Exists, OuterRef, QuerySet
+from django.utils import timezone
+
+from agents.models import Agent
+from inbox import limits
+from inbox.core.errors import ApplicationError
+from inbox.core.queue import send_on_commit
+from inbox.models import InboxItem
+from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest
+from inbox.policies.schema import policy_matcher
+from inbox.policies.selectors import agrees
+from inbox.policies.services import EDITABLE, check_policy, policy_applies_to
+
+log = logging.getLogger(__name__)
+
+APPROVALS = (InboxItem.Outcome.APPROVED, InboxItem.Outcome.APPROVED_WITH_EDITS)
+
+
+def check_backtest_days(days: Any) -> int:
+    """The period in whole days, 1 to ``MAX_BACKTEST_DAYS`` (the default when not given); a 400 naming ``days``."""
+    if days is None or days == "":
+        return limits.BACKTEST_DEFAULT_DAYS
+    try:
+        value = int(days)
+    except (TypeError, ValueError):
+        value = 0
+    if isinstance(days, bool) or str(value) != str(days).strip() or not 1 <= value <= limits.MAX_BACKTEST_DAYS:
+        message = f"must be a whole number of days from 1 to {limits.MAX_BACKTEST_DAYS}"
+        raise ApplicationError(
+            400, "invalid_period", f"days: {message}.", errors=[{"path": "days", "message": message}]
+        )
+    return value
+
+
+def draft_of(policy: Policy, fields: dict[str, Any]) -> Policy:
+    """The policy with the form's unsaved values, checked as a save would check them (a 400 naming the field);
+    never saved."""
+    draft = Policy.objects.select_related("agent", "team", "route_team").get(pk=policy.pk)
+    for key, value in fields.items():
+        if key in EDITABLE:
+            setattr(draft, key, value.strip() if key == "name" and isinstance(value, str) else value)
+    check_policy(draft)
+    return draft
+
+
+def rules_of(policy: Policy) -> dict[str, Any]:
+    """What a backtest tests and shows: the policy's snapshot, with its scope's ids."""
+    return {**policy.snapshot(), "agentId": policy.agent_id, "teamId": policy.team_id}
+
+
+def tested_policy(backtest: PolicyBacktest) -> Policy:
+    """The (unsaved) policy a backtest's rules describe."""
+    rules = backtest.rules
+    return Policy(
+        name=rules["name"],
+        agent_id=rules["agentId"],
+        team_id=rules["teamId"],
+        reason=rules["reason"],
+        tool_name=rules["toolName"],
+        subject=rules["subject"],
+        match_schema=rules["matchSchema"],
+        action=rules["action"],
+        approvals=rules["approvals"],
+    )
+
+
+def people_decided(policy: Policy, since: Any, until: Any) -> QuerySet[InboxItem]:
+    """The items people decided in [since, until) for the policy's agent, or the agents of its team."""
+    accounts = Policy.objects.filter(service_user__isnull=False).values("service_user")
+    items = InboxItem.objects.filter(status__in=InboxItem.DECIDED, decided_at__gte=since, decided_at__lt=until).exclude(
+        decided_by__in=accounts
+    )
+    if policy.agent_id is not None:
+        return items.filter(agent_id=policy.agent_id)
+    return items.filter(agent_id__in=list(Agent.objects.filter(teams=policy.team_id).values_list("pk", flat=True)))
+
+
+def candidates(policy: Policy, items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
+    """The items whose reason and tool the policy names: the database reads those; the schema is Python's."""
+    if policy.reason:
+        items = items.filter(reason=policy.reason)
+    if policy.tool_name:
+        items = items.filter(reason="tool_call", tool_call__name=policy.tool_name)
+    return items
+
+
+def backtest_start(
+    *, user: Any, policy: Policy, days: Any = None, draft_fields: dict[str, Any] | None = None
+) -> PolicyBacktest:
+    """Check and store a backtest of the policy (``draft_fields``: the form's unsaved values), read it at once when
+    the period is small, else queue it for a worker (on commit)."""
+    period = check_backtest_days(days)
+    tested = policy if draft_fields is None else draft_of(policy, draft_fields)
+    until = timezone.now()
+    since = until - timedelta(days=period)
+    backtest = PolicyBacktest.objects.create(
+        policy=policy,
+        policy_version=policy.version,
+        draft=draft_fields is not None,
+        rules=rules_of(tested),
+        days=period,
+        since=since,
+        until=until,
+        requested_by=user,
+    )
+    if candidates(tested, people_decided(tested, since, until)).count() <= limits.BACKTEST_INLINE_ITEMS:
+        backtest_run(backtest.pk)
+        backtest.refresh_from_db()
+        return backtest
+
+    def unqueued() -> None:
+        PolicyBacktest.objects.filter(pk=backtest.pk, state=PolicyBacktest.State.PENDING).update(
+            state=PolicyBacktest.State.FAILED,
+            error="The inbox could not queue the backtest (its queue is unreachable). Try again shortly.",
+            finished_at=timezone.now(),
+        )
+
+    send_on_commit("inbox.tasks.backtest_policy", [backtest.pk], when_unqueued=unqueued)
+    return backtest
+
+
+def backtest_run(backtest_id: int) -> str:
+    """Claim a pending backtest and read its items (a worker's task, or the request for a small period)."""
+    claimed = PolicyBacktest.objects.filter(pk=backtest_id, state=PolicyBacktest.State.PENDING).update(
+        state=PolicyBacktest.State.RUNNING
+    )
+    if claimed != 1:
+        return "gone"
+    backtest = PolicyBacktest.objects.get(pk=backtest_id)
+    try:
+        _read(backtest)
+    except Exception as error:
+        log.exception("backtest %s failed", backtest_id)
+        PolicyBacktest.objects.filter(pk=backtest_id, state=PolicyBacktest.State.RUNNING).update(
+            state=PolicyBacktest.State.FAILED, error=f"The backtest stopped: {error}", finished_at=timezone.now()
+        )
+        return "failed"
+    return "done"
+
+
+def backtest_rows(policy: Policy, since: Any, until: Any) -> QuerySet[InboxItem, tuple[Any, ...]]:
+    """The candidates' columns a backtest reads: id, reason, tool call, metadata, what people decided and, for an
+    approve policy, whether a person denied the agent's follow-up (``denied_next``)."""
+    rows = candidates(policy, people_decided(policy, since, until))
+    columns = ["pk", "reason", "tool_call", "metadata", "outcome"]
+    if policy.action == Policy.Action.APPROVE:
+        accounts = Policy.objects.filter(service_user__isnull=False).values("service_user")
+        denied_next = InboxItem.objects.filter(
+            run_id=OuterRef("run__resume__resumed_run"), outcome=InboxItem.Outcome.DENIED
+        ).exclude(decided_by__in=accounts)
+        rows = rows.annotate(denied_next=Exists(denied_next))
+        columns.append("denied_next")
+    return rows.order_by().values_list(*columns)
+
+
+def _read(backtest: PolicyBacktest) -> None:
+    policy = tested_policy(backtest)
+    decided = people_decided(policy, backtest.since, backtest.until)
+    total = candidates(policy, decided).count()
+    decided_count = decided.count() if policy.reason or policy.tool_name else total
+    PolicyBacktest.objects.filter(pk=backtest.pk).update(total=total, decided=decided_count)
+    approve = policy.action == Policy.Action.APPROVE
+    outcomes: Counter[str] = Counter()
+    compared = agreed = found_wrong = scanned = 0
+    findings: list[BacktestFinding] = []
+    matches = policy_matcher(policy.match_schema)
+    rows = backtest_rows(policy, backtest.since, backtest.until)
+    for row in rows.iterator(chunk_size=limits.BACKTEST_CHUNK):
+        scanned += 1
+        pk, reason, tool_call, metadata, outcome = row[:5]
+        if policy_applies_to(policy, reason=reason, tool_call=tool_call, metadata=metadata, matches=matches):
+            outcomes[outcome] += 1
+            verdict = agrees(policy.action, outcome)
+            if verdict is not None:
+                compared += 1
+                agreed += verdict
+                if not verdict:
+                    findings.append(BacktestFinding(backtest=backtest, item_id=pk, kind=BacktestFinding.Kind.DISAGREED))
+            if approve and row[5] and outcome in APPROVALS:
+                found_wrong += 1
+                findings.append(BacktestFinding(backtest=backtest, item_id=pk, kind=BacktestFinding.Kind.FOUND_WRONG))
+        if scanned % limits.BACKTEST_CHUNK == 0:
+            BacktestFinding.objects.bulk_create(findings)
+            findings.clear()
+            PolicyBacktest.objects.filter(pk=backtest.pk).update(scanned=scanned)
+    BacktestFinding.objects.bulk_create(findings)
+    PolicyBacktest.objects.filter(pk=backtest.pk, state=PolicyBacktest.State.RUNNING).update(
+        state=PolicyBacktest.State.DONE,
+        scanned=scanned,
+        matched=sum(outcomes.values()),
+        compared=compared,
+        agreed=agreed,
+        found_wrong=found_wrong,
+        outcomes=dict(outcomes),
+        finished_at=timezone.now(),
+    )

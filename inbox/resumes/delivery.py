@@ -1,0 +1,253 @@
+"""Where an answer is on its way back to the agent: one state, read from one source (the run's ``Resume`` row,
+the outbox of ``inbox.resumes.services``), drawn the same way on every page, row, e-mail and API answer.
+
+``Delivery.state`` is one of
+
+- ``waiting``: other interrupts of the run are still open, nothing can be sent yet;
+- ``queued``: decided, not tried yet (``next_try_at``: held until then, while a decision of it can be undone);
+- ``sending``: a worker holds the row and is talking to the agent (``attempt``);
+- ``retrying``: an attempt failed (``last_error``), the next one is at ``next_try_at``;
+- ``delivered``: the agent answered and the inbox read its reply;
+- ``delivered-result-unknown``: the agent accepted the input (2xx, its reply started) and the reply was cut by a
+  read timeout or the stream deadline: it has the answer, what it did is not known; never sent again by itself;
+- ``failed``: no further attempt will be made by itself: a person decides (retry on the run page);
+- ``expired``: an interrupt of the run expired before the answer could be sent;
+- ``none``: the run was closed without a resume (an item expired before it was decided).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.utils import timezone
+
+from inbox.models import InboxItem, Resume
+
+WAITING, QUEUED, SENDING, RETRYING = "waiting", "queued", "sending", "retrying"
+DELIVERED, UNKNOWN, FAILED, EXPIRED, NONE = "delivered", "delivered-result-unknown", "failed", "expired", "none"
+
+# The list's "Delivery" filter: the outbox row's states, in the words the rows use.
+FILTER_LABELS = {
+    Resume.State.PENDING: "Queued or retrying",
+    Resume.State.SENDING: "Sending",
+    Resume.State.DELIVERED: "Delivered",
+    Resume.State.ACCEPTED: "Delivered, result unknown",
+    Resume.State.FAILED: "Failed: needs a person",
+    Resume.State.EXPIRED: "Expired before sending",
+}
+
+# Transport errors as people say them; the recorded message follows in full.
+_WORDS = [
+    (re.compile(r"connection refused|errno 111", re.I), "nothing accepts connections at the agent's address"),
+    (re.compile(r"timed out|timeout", re.I), "the agent did not answer in time"),
+    (
+        re.compile(r"name or service not known|nodename nor servname|temporary failure in name resolution", re.I),
+        "the agent's host name does not resolve",
+    ),
+    (re.compile(r"HTTP 5\d\d"), "the agent's server answered with an error"),
+    (re.compile(r"HTTP 4\d\d"), "the agent refused the request"),
+    (re.compile(r"worker lost", re.I), "the worker sending it stopped"),
+]
+
+
+def error_in_words(error: str) -> str:
+    """``error`` with a plain reason in front when it is a known transport failure."""
+    error = (error or "").strip().rstrip(".")
+    for pattern, words in _WORDS:
+        if pattern.search(error):
+            return f"{words} ({error})"
+    return error
+
+
+@dataclass(frozen=True)
+class Delivery:
+    state: str
+    attempts: int = 0
+    last_error: str = ""
+    next_try_at: datetime | None = None
+    delivered_at: datetime | None = None
+
+    @property
+    def attempt(self) -> int:
+        """The attempt being made (sending) or coming next (queued, retrying)."""
+        return self.attempts if self.state == SENDING else self.attempts + 1
+
+    @property
+    def error_words(self) -> str:
+        return error_in_words(self.last_error)
+
+    @property
+    def needs_person(self) -> bool:
+        return self.state == FAILED
+
+    @property
+    def label(self) -> str:
+        return {
+            WAITING: "Waiting for the run",
+            QUEUED: "Queued",
+            SENDING: f"Sending (attempt {self.attempt})" if self.attempt > 1 else "Sending",
+            RETRYING: f"Retrying (attempt {self.attempt})",
+            DELIVERED: "Delivered",
+            UNKNOWN: "Delivered, result unknown",
+            FAILED: "Failed: needs a person",
+            EXPIRED: "Expired before sending",
+            NONE: "Not sent",
+        }.get(self.state, self.state)
+
+    @property
+    def sentence(self) -> str:
+        """One plain sentence (or two) on where the answer is, with the reason when it did not arrive."""
+        tries = f" after {self.attempts} attempt{'s' if self.attempts != 1 else ''}" if self.attempts else ""
+        error = error_in_words(self.last_error)
+        when = (
+            f" at {timezone.localtime(self.next_try_at):%Y-%m-%d %H:%M:%S %Z}".rstrip() if self.next_try_at else " soon"
+        )
+        return {
+            WAITING: "The answer goes back to the agent when the run's other interrupts are decided.",
+            QUEUED: f"The answer is queued to go back to the agent{when}, once no decision of it can be undone."
+            if self.next_try_at
+            else "The answer is queued to go back to the agent.",
+            SENDING: f"The answer is being sent to the agent (attempt {self.attempt}).",
+            RETRYING: f"Attempt {self.attempts} did not reach the agent: {error or 'no reason recorded'}. "
+            f"Attempt {self.attempt} is due{when}.",
+            # A note on a delivered row: delivered by an earlier copy whose reply was cut (the resend was refused).
+            DELIVERED: f"The agent received the answer: {self.last_error}"
+            if self.last_error
+            else "The agent received the answer and continued its run.",
+            UNKNOWN: "The agent accepted the answer, but its reply was cut before it ended, so what it did is not "
+            f"known: {error or 'no reason recorded'}. It is not sent again by itself.",
+            FAILED: f"The answer did not reach the agent{tries}: {error or 'no reason recorded'}. "
+            "It is not sent again by itself: a person must look at it.",
+            EXPIRED: f"The answer was not delivered: {error or 'an interrupt of the run expired first'}.",
+            NONE: "No answer was sent to the agent: the run was closed without a resume.",
+        }.get(self.state, "")
+
+    def as_api(self) -> dict[str, Any]:
+        """The ``delivery`` object of the API's items and runs."""
+        return {
+            "state": self.state,
+            "label": self.label,
+            "sentence": self.sentence,
+            "attempts": self.attempts,
+            "lastError": self.last_error or None,
+            "nextTryAt": self.next_try_at.isoformat() if self.next_try_at else None,
+            "deliveredAt": self.delivered_at.isoformat() if self.delivered_at else None,
+            "needsPerson": self.needs_person,
+        }
+
+
+def delivery_from(
+    state: str | None,
+    *,
+    attempts: int = 0,
+    last_error: str = "",
+    next_attempt_at: datetime | None = None,
+    delivered_at: datetime | None = None,
+    run_has_open: bool = False,
+) -> Delivery:
+    """The delivery a resume row in ``state`` (None: the run has none) stands for."""
+    attempts = attempts or 0
+    facts = {"attempts": attempts, "last_error": last_error or "", "delivered_at": delivered_at}
+    if state is None:
+        return Delivery(WAITING if run_has_open else NONE, **facts)
+    if state == Resume.State.PENDING:
+        if attempts:
+            return Delivery(RETRYING, next_try_at=next_attempt_at, **facts)
+        held = next_attempt_at if next_attempt_at is not None and next_attempt_at > timezone.now() else None
+        return Delivery(QUEUED, next_try_at=held, **facts)
+    key = {
+        Resume.State.SENDING: SENDING,
+        Resume.State.DELIVERED: DELIVERED,
+        Resume.State.ACCEPTED: UNKNOWN,
+        Resume.State.FAILED: FAILED,
+        Resume.State.EXPIRED: EXPIRED,
+    }.get(state, state)
+    return Delivery(key, **facts)
+
+
+def delivery_of_resume(resume: Resume | None, *, run_has_open: bool = False) -> Delivery:
+    if resume is None:
+        return delivery_from(None, run_has_open=run_has_open)
+    return delivery_from(
+        resume.state,
+        attempts=resume.attempts,
+        last_error=resume.last_error,
+        next_attempt_at=resume.next_attempt_at,
+        delivered_at=resume.delivered_at,
+    )
+
+
+# The columns ``inbox.listing.selectors.with_truth`` annotates on an item (and ``detail.run_items`` sets).
+ITEM_FIELDS = ("delivery", "delivery_error", "delivery_attempts", "delivery_next_at", "delivery_at")
+
+
+def delivery_of_item(item: InboxItem) -> Delivery:
+    """An item's delivery: from the annotations of ``with_truth`` when it has them, else from the database."""
+    if hasattr(item, "delivery") and hasattr(item, "delivery_next_at"):
+        state, error, attempts, next_at, at = (getattr(item, name) for name in ITEM_FIELDS)
+    else:
+        found = (
+            Resume.objects.filter(run_id=item.run_id)
+            .values_list("state", "last_error", "attempts", "next_attempt_at", "delivered_at")
+            .first()
+        )
+        state, error, attempts, next_at, at = found or (None, "", 0, None, None)
+    has_open = False
+    if state is None:
+        has_open = getattr(item, "run_has_open", None)
+        if has_open is None:
+            has_open = InboxItem.objects.filter(run_id=item.run_id, status=InboxItem.Status.OPEN).exists()
+    return delivery_from(
+        state,
+        attempts=attempts or 0,
+        last_error=error or "",
+        next_attempt_at=next_at,
+        delivered_at=at,
+        run_has_open=bool(has_open),
+    )
+
+
+@dataclass(frozen=True)
+class AgentDelivery:
+    """An agent's side of delivery: its newest resume's delivery (None: nothing sent to it yet) and when it last
+    answered the inbox (a reply read from it: a resumed run, a run started from the inbox, or a resume it
+    accepted whose reply was cut)."""
+
+    last: Delivery | None
+    last_answered_at: datetime | None
+
+
+def agent_deliveries(agent_ids: list[int]) -> dict[int, AgentDelivery]:
+    """``AgentDelivery`` per agent id, in three queries whatever the number of agents."""
+    from django.db.models import Max, OuterRef, Subquery
+
+    from agents.models import Agent
+    from inbox.models import Run
+
+    newest_pk = Resume.objects.filter(agent_id=OuterRef("pk")).order_by("-created_at", "-pk").values("pk")[:1]
+    pks = Agent.objects.filter(pk__in=agent_ids).annotate(newest=Subquery(newest_pk)).values_list("newest", flat=True)
+    newest = {resume.agent_id: resume for resume in Resume.objects.filter(pk__in=[pk for pk in pks if pk])}
+    replies = dict(
+        Run.objects.filter(agent_id__in=agent_ids, source__in=[Run.Source.RESUME, Run.Source.STARTED])
+        .values("agent_id")
+        .annotate(at=Max("created_at"))
+        .values_list("agent_id", "at")
+    )
+    accepted = dict(
+        Resume.objects.filter(agent_id__in=agent_ids, delivered_at__isnull=False)
+        .values("agent_id")
+        .annotate(at=Max("delivered_at"))
+        .values_list("agent_id", "at")
+    )
+    found = {}
+    for agent_id in agent_ids:
+        moments = [moment for moment in (replies.get(agent_id), accepted.get(agent_id)) if moment is not None]
+        resume = newest.get(agent_id)
+        found[agent_id] = AgentDelivery(
+            last=delivery_of_resume(resume) if resume is not None else None,
+            last_answered_at=max(moments) if moments else None,
+        )
+    return found

@@ -1,0 +1,214 @@
+"""Delegation while away: a person marks themselves away (from, until) and names a delegate; the items assigned to
+or held by them meanwhile go to the delegate.
+
+- ``away_set`` / ``away_clear``: the person (settings page, API) or staff (admin) set it; audited as ``away.set``
+  and ``away.cleared``. Setting it while it is in force hands the person's claimed items over at once.
+- ``holder_for``: whoever claims or is assigned an item (``inbox.teams.claims``) while away is replaced by their
+  delegate.
+- ``delegation_sweep`` (beat, with the escalation sweep): an away period that has begun hands over the items the
+  person still holds.
+
+The rules of deciding hold for the delegate as for anyone: an item goes to them only when they may see it, and
+never when they asked for its action (``inbox.decisions.rules.is_requester``): they could not approve it. Such an
+item is released instead, for the rest of the team, and the refusal is audited (``item.delegation_refused``). The
+hand-over itself is audited as ``item.delegated`` and pushed like a claim. When the period ends, items stay with
+the delegate.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from inbox import access
+from inbox.audit.record import Actor, audit
+from inbox.core.errors import ApplicationError
+from inbox.decisions.rules import is_requester, requester_of
+from inbox.live import push as live
+from inbox.models import AwayStatus, InboxItem
+
+
+def away_of(user: Any, *, now: datetime | None = None) -> AwayStatus | None:
+    """The user's away status while it is in force, else None."""
+    if user is None or not getattr(user, "is_authenticated", False):
+        return None
+    now = now or timezone.now()
+    return (
+        AwayStatus.objects.select_related("delegate")
+        .filter(user_id=user.pk, starts_at__lte=now, ends_at__gt=now)
+        .first()
+    )
+
+
+def away_status_of(user: Any) -> AwayStatus | None:
+    """The user's away status, in force or to come (None once it has ended). A request's signed-in user was read
+    with it (``inbox.teams.backends.signed_in``): then no query."""
+    if user.__class__.inbox_away.is_cached(user):
+        away = getattr(user, "inbox_away", None)
+        return away if away is not None and away.ends_at > timezone.now() else None
+    return (
+        AwayStatus.objects.select_related("delegate", "user")
+        .filter(user_id=user.pk, ends_at__gt=timezone.now())
+        .first()
+    )
+
+
+def _refuse(field: str, message: str) -> ApplicationError:
+    return ApplicationError(400, "invalid_away", f"{field}: {message}", errors=[{"path": field, "message": message}])
+
+
+def check_away(*, user: Any, starts_at: datetime, ends_at: datetime, delegate: Any) -> None:
+    if ends_at <= starts_at:
+        raise _refuse("until", "must be after from")
+    if ends_at <= timezone.now():
+        raise _refuse("until", "is already past")
+    if delegate is None or not delegate.is_active:
+        raise _refuse("delegate", "choose an active person")
+    if delegate.pk == user.pk:
+        raise _refuse("delegate", "choose someone other than the person who is away")
+    theirs = AwayStatus.objects.filter(user_id=delegate.pk, starts_at__lt=ends_at, ends_at__gt=starts_at).first()
+    if theirs is not None:
+        raise _refuse("delegate", f"{delegate.get_username()} is away then too (until {theirs.ends_at:%Y-%m-%d %H:%M})")
+
+
+@transaction.atomic
+def away_set(*, user: Any, starts_at: datetime, ends_at: datetime, delegate: Any, set_by: Any) -> AwayStatus:
+    """Mark ``user`` away from ``starts_at`` until ``ends_at`` with ``delegate`` deciding for them (replacing any
+    earlier status). ``set_by`` is the person themselves, or staff."""
+    check_away(user=user, starts_at=starts_at, ends_at=ends_at, delegate=delegate)
+    now = timezone.now()
+    away, _ = AwayStatus.objects.update_or_create(
+        user=user,
+        defaults={
+            "starts_at": starts_at,
+            "ends_at": ends_at,
+            "delegate": delegate,
+            "set_by": set_by,
+            "updated_at": now,
+        },
+    )
+    audit(
+        actor=Actor.for_user(set_by),
+        verb="away.set",
+        obj=away,
+        data={
+            "user": user.get_username(),
+            "from": starts_at.isoformat(),
+            "until": ends_at.isoformat(),
+            "delegate": delegate.get_username(),
+        },
+    )
+    if away.in_force(now):
+        hand_over(away=away, now=now)
+    return away
+
+
+@transaction.atomic
+def away_clear(*, user: Any, set_by: Any) -> bool:
+    """``user`` is back: their away status is deleted (audited). False when there was none."""
+    away = AwayStatus.objects.select_for_update().filter(user_id=user.pk).first()
+    if away is None:
+        return False
+    audit(actor=Actor.for_user(set_by), verb="away.cleared", obj=away, data={"user": user.get_username()})
+    away.delete()
+    return True
+
+
+def refusal_for(delegate: Any, item: InboxItem) -> str | None:
+    """Why ``item`` may not go to ``delegate``, in words, or None: they must see it and must not be its requester."""
+    if not access.visible_items(delegate).filter(pk=item.pk).exists():
+        return f"{delegate.get_username()} cannot see this item's agent"
+    if is_requester(delegate, requester_of(item)):
+        return f"{delegate.get_username()} asked for this action, so they may not approve it"
+    return None
+
+
+def holder_for(person: Any, item: InboxItem, *, field: str = "assignee") -> tuple[Any, AwayStatus | None]:
+    """Who holds ``item`` when it is claimed by or assigned to ``person``: their delegate while they are away (with
+    the away status), else ``person`` (and None). Refused (400 naming ``field``) when the delegate may not hold
+    it."""
+    away = away_of(person)
+    if away is None:
+        return person, None
+    why = refusal_for(away.delegate, item)
+    if why is not None:
+        message = f"{person.get_username()} is away until {away.ends_at:%Y-%m-%d %H:%M} and their delegate {why}."
+        raise ApplicationError(
+            400,
+            "delegate_refused",
+            message,
+            errors=[{"path": field, "message": message}],
+            delegate=away.delegate.get_username(),
+        )
+    return away.delegate, away
+
+
+def delegation_note(away: AwayStatus) -> dict[str, str]:
+    """What the audit records about a hand-over."""
+    return {"delegatedFrom": away.user.get_username(), "awayUntil": away.ends_at.isoformat()}
+
+
+def hand_over(*, away: AwayStatus, now: datetime) -> int:
+    """Give the open items ``away.user`` holds to their delegate (or release those the delegate may not hold).
+    Call inside a transaction. Returns how many went to the delegate."""
+    items = list(
+        InboxItem.objects.select_for_update(of=("self",))
+        .select_related("run")
+        .filter(status=InboxItem.Status.OPEN, claimed_by_id=away.user_id)
+        .order_by("pk")
+    )
+    actor = Actor.system("delegation")
+    handed = 0
+    for item in items:
+        why = refusal_for(away.delegate, item)
+        holder = None if why else away.delegate
+        item.claimed_by = holder
+        item.claimed_at = now if holder else None
+        item.save(update_fields=["claimed_by", "claimed_at"])
+        data = {"from": away.user.get_username(), "until": away.ends_at.isoformat()}
+        if why:
+            audit(
+                actor=actor,
+                verb="item.delegation_refused",
+                obj=item,
+                data={**data, "delegate": away.delegate.get_username(), "why": why},
+            )
+        else:
+            audit(actor=actor, verb="item.delegated", obj=item, data={**data, "to": away.delegate.get_username()})
+            handed += 1
+        live.publish_on_commit(
+            live.groups_for(
+                agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]
+            ),
+            "item.claimed",
+            {"item": item.pk, "run": item.run_id, "claimedBy": holder.get_username() if holder else None},
+        )
+    return handed
+
+
+def delegation_sweep(*, now: datetime | None = None) -> int:
+    """Beat: hand over the items still held by people whose away period has begun. Returns how many were handed."""
+    now = now or timezone.now()
+    holders = InboxItem.objects.filter(status=InboxItem.Status.OPEN, claimed_by_id__isnull=False).values(
+        "claimed_by_id"
+    )
+    periods = AwayStatus.objects.filter(starts_at__lte=now, ends_at__gt=now, user_id__in=holders).select_related(
+        "user", "delegate"
+    )
+    handed = 0
+    for away in periods:
+        with transaction.atomic():
+            handed += hand_over(away=away, now=now)
+    return handed
+
+
+def delegates_for(user: Any) -> list[Any]:
+    """Whom ``user`` may name: the active people of their teams (everyone active, for staff), but themselves."""
+    people = get_user_model().objects.filter(is_active=True).exclude(pk=user.pk)
+    if not user.is_staff:
+        people = people.filter(groups__in=user.groups.all())
+    return list(people.distinct().order_by("username"))

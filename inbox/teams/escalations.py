@@ -1,0 +1,334 @@
+"""Escalation: an item nobody decided in time gains a second team or a named person as deciders.
+
+A team or an agent keeps at most two ``EscalationRule`` steps (``inbox.models.escalation``). ``escalation_sweep``
+(Celery beat, every ``INBOX_ESCALATION_SWEEP_SECONDS``) fires each enabled step in one statement, step 1 before
+step 2: an ``INSERT INTO escalation ... SELECT`` of the open items of the rule's scope that are due (open
+``after_minutes`` after arrival, or within ``before_deadline_minutes`` of their deadline; for step 2, escalated by
+step 1 already) with ``ON CONFLICT (item, rule) DO NOTHING RETURNING``: the unique constraint is the claim, so two
+sweeps running at once never fire a step twice, and only the rows a sweep inserted are announced. On PostgreSQL the
+same statement writes one ``item.escalated`` AuditEvent per fired item (a data-modifying CTE, as the expiry sweep
+does); elsewhere a second ``INSERT ... SELECT`` does.
+
+After the commit the target is told: one email per person (the team's members who take mail, or the named
+person), and an ``item.escalated`` push to the pages of the item, its agent's teams and the target (above
+``LIVE_PER_ITEM_LIMIT`` items, one ``items.escalated`` summary per audience). ``inbox.access`` gives the target
+the item to see and decide from the moment the row exists.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.core.mail import get_connection
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from agents.models import Agent
+from inbox import access
+from inbox.access import approvers_of
+from inbox.audit.record import Actor, audit, audit_insert_sql
+from inbox.core.errors import ApplicationError
+from inbox.core.sql import id_set
+from inbox.live import push as live
+from inbox.models import Escalation, EscalationRule, InboxItem, NotificationPreference
+from inbox.teams.away import away_of
+from inbox.teams.mail import absolute_url, email_message
+
+log = logging.getLogger(__name__)
+
+
+# Above this many items fired by one rule, pages get one ``items.escalated`` summary per audience.
+LIVE_PER_ITEM_LIMIT = 200
+# How many of the fired items an email names (the rest are counted).
+EMAIL_NAMES_AT_MOST = 10
+
+
+def due_items(rule: EscalationRule, *, now: datetime, previous: EscalationRule | None = None) -> QuerySet[InboxItem]:
+    """The open items of the rule's scope that it is time to escalate and that it has not escalated yet."""
+    items = InboxItem.objects.filter(status=InboxItem.Status.OPEN)
+    if rule.agent_id is not None:
+        items = items.filter(agent_id=rule.agent_id)
+    else:
+        # The team's items: those a policy routed to it, and the unrouted items of its agents.
+        agents = Agent.teams.through.objects.filter(group_id=rule.team_id).values("agent_id")
+        items = items.filter(Q(routed_team_id=rule.team_id) | Q(routed_team__isnull=True, agent_id__in=agents))
+    if rule.after_minutes is not None:
+        items = items.filter(created_at__lte=now - timedelta(minutes=rule.after_minutes))
+    else:
+        deadline = now + timedelta(minutes=rule.before_deadline_minutes or 0)
+        items = items.filter(expires_at__gt=now, expires_at__lte=deadline)
+    if previous is not None:
+        items = items.filter(Exists(Escalation.objects.filter(item=OuterRef("pk"), rule_id=previous.pk)))
+    return items.exclude(Exists(Escalation.objects.filter(item=OuterRef("pk"), rule_id=rule.pk)))
+
+
+@dataclass(frozen=True)
+class Target:
+    """Whom a rule step adds to an item's deciders when it fires: its team or its person, or, while that person is
+    away, the delegate they named (``inbox.teams.away``)."""
+
+    team_id: int | None
+    user_id: int | None
+    label: str
+    away: str = ""  # the username of the away person the delegate stands in for
+
+    @property
+    def groups(self) -> list[str]:
+        return [live.team_group(self.team_id)] if self.team_id else [live.personal_group(self.user_id or 0)]
+
+
+def target_of(rule: EscalationRule, *, now: datetime) -> Target:
+    if rule.to_team_id is not None:
+        return Target(rule.to_team_id, None, rule.target_label)
+    status = away_of(rule.to_user, now=now)
+    if status is not None and status.delegate.is_active:
+        name = rule.target_label
+        return Target(None, status.delegate_id, f"{status.delegate.get_username()} (for {name}, away)", away=name)
+    return Target(None, rule.to_user_id, rule.target_label)
+
+
+def _fire_sql(rule: EscalationRule, target: Target, items: QuerySet[InboxItem], now: datetime) -> tuple[str, list[Any]]:
+    """``INSERT INTO escalation ... SELECT <the due items> ON CONFLICT DO NOTHING RETURNING item_id``."""
+    meta = Escalation._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(
+        quote(meta.get_field(name).column)
+        for name in ("item", "rule", "step", "to_team", "to_user", "target_label", "why", "fired_at")
+    )
+    select_sql, select_params = items.order_by().values("pk").query.sql_with_params()
+    item_column = quote(meta.get_field("item").column)
+    rule_column = quote(meta.get_field("rule").column)
+    sql = (
+        f"INSERT INTO {quote(meta.db_table)} ({columns}) "
+        f"SELECT {quote('id')}, %s, %s, CAST(%s AS bigint), CAST(%s AS bigint), %s, %s, %s "
+        # The WHERE also keeps SQLite from reading ON CONFLICT as a join's ON.
+        f"FROM {quote(InboxItem._meta.db_table)} WHERE {quote('id')} IN ({select_sql}) "
+        f"ON CONFLICT ({item_column}, {rule_column}) DO NOTHING RETURNING {item_column}"
+    )
+    params = [
+        rule.pk,
+        rule.step,
+        target.team_id,
+        target.user_id,
+        target.label,
+        rule.why,
+        meta.get_field("fired_at").get_db_prep_value(now, connection),
+        *select_params,
+    ]
+    return sql, params
+
+
+def rule_fire(
+    rule: EscalationRule, *, now: datetime, previous: EscalationRule | None = None, target: Target | None = None
+) -> list[int]:
+    """Fire one rule step on every item due: the Escalation rows and their AuditEvents, in one statement on
+    PostgreSQL. Call inside a transaction. Returns the ids of the items this call escalated."""
+    target = target or target_of(rule, now=now)
+    fire_sql, fire_params = _fire_sql(rule, target, due_items(rule, now=now, previous=previous), now)
+    actor = Actor.system("escalation")
+    data = {"to": target.label, "why": rule.why, "step": rule.step, "rule": rule.pk}
+    quote = connection.ops.quote_name
+    items_table = quote(InboxItem._meta.db_table)
+    if connection.vendor == "postgresql":
+        source = f"{items_table} WHERE {quote('id')} IN (SELECT {quote('item_id')} FROM fired)"
+        audit_sql, audit_params = audit_insert_sql(
+            source=source, verb="item.escalated", data=data, actor=actor, now=now
+        )
+        sql = f"WITH fired AS ({fire_sql}), logged AS ({audit_sql}) SELECT * FROM fired"
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [*fire_params, *audit_params])
+            return [row[0] for row in cursor.fetchall()]
+    with connection.cursor() as cursor:
+        cursor.execute(fire_sql, fire_params)
+        fired = [row[0] for row in cursor.fetchall()]
+    if fired:
+        ids = id_set(fired)
+        source = f"{items_table} WHERE {quote('id')} IN ({ids.sql})"
+        audit_sql, audit_params = audit_insert_sql(
+            source=source, verb="item.escalated", data=data, actor=actor, now=now
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(audit_sql, [*audit_params, *ids.params])
+    return fired
+
+
+def escalation_sweep(*, now: datetime | None = None) -> int:
+    """Beat task body: fire every enabled rule step that is due, step 1 before step 2 (so a chain whose both
+    steps are due climbs both in one sweep), each in its own transaction. Returns how many escalations fired."""
+    now = now or timezone.now()
+    rules = list(
+        EscalationRule.objects.filter(enabled=True)
+        .select_related("team", "agent", "to_team", "to_user")
+        .order_by("step", "pk")
+    )
+    firsts = {(rule.team_id, rule.agent_id): rule for rule in rules if rule.step == 1}
+    total = 0
+    for rule in rules:
+        previous = None
+        if rule.step > 1:
+            previous = firsts.get((rule.team_id, rule.agent_id))
+            if previous is None:  # a second step without an enabled first one never fires
+                continue
+        target = target_of(rule, now=now)
+        with transaction.atomic():
+            fired = rule_fire(rule, now=now, previous=previous, target=target)
+            if fired:
+                _announce_on_commit(rule, target, fired, now=now)
+        total += len(fired)
+    if total:
+        log.info("escalation sweep fired %d escalation(s)", total)
+    return total
+
+
+def _announce_on_commit(rule: EscalationRule, target: Target, fired: list[int], *, now: datetime) -> None:
+    items = list(
+        InboxItem.objects.filter(pk__in=id_set(fired[: LIVE_PER_ITEM_LIMIT + 1])).select_related("agent").order_by("pk")
+    )
+    sentence = f"Escalated to {target.label} at {timezone.localtime(now):%H:%M} — {rule.why}"
+    target_groups = target.groups
+    if len(fired) <= LIVE_PER_ITEM_LIMIT:
+        live.publish_many_on_commit(
+            [
+                (
+                    live.groups_for(
+                        agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]
+                    )
+                    + target_groups,
+                    "item.escalated",
+                    {"item": item.pk, "run": item.run_id, "to": target.label, "message": sentence},
+                )
+                for item in items
+            ]
+        )
+    else:
+        summary = {"count": len(fired), "to": target.label, "message": rule.why}
+        live.publish_many_on_commit([([live.STAFF_GROUP, *target_groups], "items.escalated", summary)])
+    recipients = _recipients(target)
+    if not recipients:
+        return
+    named = items[:EMAIL_NAMES_AT_MOST]
+    context = {
+        "rule": rule,
+        "target": target,
+        "count": len(fired),
+        "more": len(fired) - len(named),
+        "items": [{"item": item, "url": absolute_url(item.get_absolute_url())} for item in named],
+    }
+    what = named[0].short_title if len(fired) == 1 else f"{len(fired)} items"
+    subject = f"[Inbox] Escalated to {target.label}: {what}"
+    emails = [email_message(user, subject, "escalated", context) for user in recipients]
+    transaction.on_commit(lambda: _send(emails))
+
+
+def _recipients(target: Target) -> list[Any]:
+    """Who is told: the target team's members who take mail at once, or the named person or their delegate (unless
+    they turned mail off)."""
+    if target.team_id is not None:
+        users = approvers_of(0, team_id=target.team_id)
+    else:
+        users = (
+            get_user_model()
+            .objects.filter(pk=target.user_id, is_active=True)
+            .exclude(email="")
+            .exclude(inbox_prefs__email_mode=NotificationPreference.Mode.OFF)
+        )
+    return list(users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.DIGEST))
+
+
+def _send(emails: list) -> None:
+    try:
+        get_connection(fail_silently=False).send_messages(emails)
+    except Exception:  # the escalation stands; its target sees the item in the inbox
+        log.exception("could not send %d escalation email(s)", len(emails))
+
+
+# --- the rules: who may set them, and the writes ----------------------------------------------------
+
+
+def rules_visible_to(actor: Any) -> QuerySet[EscalationRule]:
+    """The rules ``actor`` (a person, or an ``Agent`` calling with its token) may read and delete: an agent's
+    own; staff every rule; a person those of their teams and of the agents they see."""
+    rules = EscalationRule.objects.select_related("team", "agent", "to_team", "to_user").order_by("pk")
+    if isinstance(actor, Agent):
+        return rules.filter(agent=actor)
+    if access.sees_everything(actor):
+        return rules
+    return rules.filter(Q(team__in=actor.groups.all()) | Q(agent__in=access.visible_agents(actor)))
+
+
+def _refuse(field: str, message: str, *, status: int = 400) -> ApplicationError:
+    return ApplicationError(
+        status, "invalid_escalation_rule", f"{field}: {message}", errors=[{"path": field, "message": message}]
+    )
+
+
+def check_rule_scope(actor: Any, *, team: Group | None, agent: Agent | None) -> None:
+    """``actor`` may set a rule on this team (a member, or staff) or agent (the agent itself, someone who sees
+    it, or staff)."""
+    if isinstance(actor, Agent):
+        if team is not None or (agent is not None and agent.pk != actor.pk):
+            raise _refuse("agent", "an agent sets rules on its own items only", status=403)
+        return
+    if access.sees_everything(actor):
+        return
+    if team is not None and not actor.groups.filter(pk=team.pk).exists():
+        raise _refuse("team", f"you are not a member of {team.name}", status=403)
+    if agent is not None and not access.visible_agents(actor).filter(pk=agent.pk).exists():
+        raise _refuse("agent", f"no agent {agent.slug!r} among your teams' agents")
+
+
+@transaction.atomic
+def escalation_rule_create(*, actor: Any, fields: dict[str, Any]) -> EscalationRule:
+    """Store a rule step (``fields``: team or agent, step, after_minutes or before_deadline_minutes, to_team or
+    to_user, enabled), audited as ``escalation_rule.created``. A scope keeps one rule per step, and a step 2
+    needs the scope's step 1."""
+    if isinstance(actor, Agent):
+        fields = {**fields, "agent": actor, "team": None}
+    check_rule_scope(actor, team=fields.get("team"), agent=fields.get("agent"))
+    scope = {"team": fields.get("team"), "agent": fields.get("agent")}
+    step = fields.get("step", 1)
+    existing = EscalationRule.objects.select_for_update().filter(**scope)
+    if existing.filter(step=step).exists():
+        raise _refuse("step", f"{_scope_name(scope)} has a step {step} already; delete it first", status=409)
+    if step > 1 and not existing.filter(step=step - 1).exists():
+        raise _refuse("step", f"step {step} goes after step {step - 1}, which {_scope_name(scope)} has not set")
+    rule = EscalationRule.objects.create(
+        **fields, created_by=None if isinstance(actor, Agent) else actor, created_at=timezone.now()
+    )
+    _audit_rule(actor, rule, "escalation_rule.created")
+    return rule
+
+
+@transaction.atomic
+def escalation_rule_delete(*, actor: Any, rule: EscalationRule) -> None:
+    """Delete a rule step (its step 2 with a step 1: a chain never starts at its second step), audited. Items it
+    escalated keep their deciders."""
+    chain = EscalationRule.objects.filter(team_id=rule.team_id, agent_id=rule.agent_id, step__gte=rule.step)
+    for step in chain.select_related("team", "agent", "to_team", "to_user"):
+        _audit_rule(actor, step, "escalation_rule.deleted")
+    chain.delete()  # the escalations they fired stay (Escalation.rule is set to NULL)
+
+
+def _scope_name(scope: dict[str, Any]) -> str:
+    if scope.get("team") is not None:
+        return scope["team"].name
+    agent = scope["agent"]
+    return agent.name or agent.slug
+
+
+def _audit_rule(actor: Any, rule: EscalationRule, verb: str) -> None:
+    who = Actor.for_agent(actor) if isinstance(actor, Agent) else Actor.for_user(actor)
+    data = {
+        "scope": rule.scope_label,
+        "step": rule.step,
+        "to": rule.target_label,
+        "why": rule.why,
+        "enabled": rule.enabled,
+    }
+    audit(actor=who, verb=verb, obj=rule, data=data, agent=rule.agent)

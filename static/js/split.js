@@ -1,0 +1,231 @@
+/* The list's split view on wide screens: the list on the left, the selected item on the right, the address bar
+   following the selection (/inbox/?<filters>&item=<id>: back, forward, reload and a shared link show the same).
+
+   The pane is the item page's own body: the server renders it for a request that names #split-pane
+   (HX-Target, listing/pages.item_page), and htmx swaps it in. Opening an item, deciding it (the decision, claim
+   and comment forms post as they would on the item page; the redirect that follows answers with the next item's
+   pane) and moving on never load a page. The next item's pane is fetched ahead while the current one is read.
+   The page's socket follows the item shown (live.js). Below the breakpoint (the same width as list.css's) the
+   list is the page and an item opens as its page, as on a phone. A link to an item from elsewhere (a mail, the
+   run page) comes here on a wide screen (to_split.js); the pane's "Open as a page" (?full) is the item page. */
+(function () {
+  "use strict";
+
+  var pane = document.getElementById("split-pane");
+  if (!pane || !window.htmx) return;
+
+  var WIDE = window.matchMedia("(min-width: 1100px)");
+  var ITEM = /^\/inbox\/items\/(\d+)\/$/;
+  var ITEM_FORM = /^\/inbox\/(items\/\d+\/(decide|claim|release|assign|comments|snooze|unsnooze)|undo)\/$/;
+  var PREFETCH_MS = 30000;  // a pane fetched ahead is shown within this; an older one is fetched again
+  var body = document.body;
+  var listPath = location.pathname;
+  var socketPath = (body.dataset.liveUrl || "").split("?")[0];
+  var ahead = {};  // path -> {at, promise}: panes fetched ahead
+  var showing = 0;  // the latest request for the pane; an answer to an older one is dropped
+
+  function active() { return WIDE.matches; }
+
+  function paneRequest(url, init) {
+    init = init || {};
+    init.credentials = "same-origin";
+    init.headers = Object.assign({ "HX-Request": "true", "HX-Target": "split-pane", "HX-Current-URL": location.href }, init.headers);
+    return fetch(url, init).then(function (response) {
+      return response.text().then(function (html) {
+        return { html: html, status: response.status, url: response.url, next: response.headers.get("X-Pane-Next") };
+      });
+    });
+  }
+
+  function fetchAhead(href) {
+    var url = new URL(href, location.href);
+    if (!ITEM.test(url.pathname) || ahead[url.pathname]) return;
+    var entry = { at: Date.now(), promise: paneRequest(url.pathname) };
+    entry.promise.catch(function () { delete ahead[url.pathname]; });
+    ahead[url.pathname] = entry;
+  }
+
+  function takeAhead(url) {
+    var entry = ahead[url.pathname];
+    delete ahead[url.pathname];
+    if (!entry || url.search || Date.now() - entry.at > PREFETCH_MS) return null;
+    return entry.promise;
+  }
+
+  function root() { return pane.querySelector("[data-pane-item]"); }
+
+  // The row of the item shown is marked; the list's keyboard selection starts from it.
+  function markRow() {
+    var shown = root();
+    Inbox.rows().forEach(function (row, index) {
+      var on = Boolean(shown) && row.dataset.itemId === shown.dataset.itemId;
+      row.classList.toggle("is-shown", on);
+      if (on && Inbox.selectedIndex() !== index) {
+        Inbox.rows().forEach(function (other) { other.classList.remove("is-selected"); other.setAttribute("aria-selected", "false"); });
+        row.classList.add("is-selected");
+        row.setAttribute("aria-selected", "true");
+      }
+    });
+  }
+
+  /* The pane's item is in: the address, the title, the socket, the next item fetched ahead. */
+  function settled(how) {
+    var shown = root();
+    if (!shown) return;
+    var state = { split: shown.dataset.itemId };
+    if (how.push && location.pathname + location.search !== shown.dataset.splitUrl) history.pushState(state, "", shown.dataset.splitUrl);
+    else history.replaceState(state, "", shown.dataset.splitUrl);
+    document.title = shown.dataset.title + " · Approval Inbox";
+    body.dataset.liveUrl = socketPath + "?" + shown.dataset.liveQuery;
+    body.dataset.liveSince = shown.dataset.renderedAt;
+    markRow();
+    document.dispatchEvent(new CustomEvent("inbox:pane-loaded", { detail: { item: shown.dataset.itemId } }));
+    if (how.focus) {
+      var heading = pane.querySelector("#item-heading");
+      if (heading) heading.focus({ preventScroll: true });
+    }
+    var next = pane.querySelector("[data-triage-next]");
+    if (next) fetchAhead(next.href);
+  }
+
+  // A refused decision (400, 409) answers with the pane and its error, shown as the item page shows it.
+  function show(result, how, ticket) {
+    if (ticket !== showing) return;
+    pane.removeAttribute("aria-busy");
+    var isPane = /\sdata-pane-item[\s>]/.test(result.html);
+    // An answer that is no pane (signed out, a server error page) or an item whose form the browser draws with
+    // its own scripts (django-jsonform): the page itself, loaded.
+    if (!isPane || /\sdata-needs-page[\s>]/.test(result.html)) {
+      var path = result.url ? new URL(result.url).pathname : "";
+      window.location.assign(ITEM.test(path) ? splitUrlOf(result.url) : path === listPath ? result.url : location.href);
+      return;
+    }
+    if (window.inboxLive) window.inboxLive.retire();
+    htmx.swap(pane, result.html, { swapStyle: "innerHTML", swapDelay: 0, settleDelay: 0 });
+    pane.scrollTop = 0;
+    if (how.said) {  // moved on to a pane fetched ahead: the words of the decision, and the run its socket watches
+      var shown = root();
+      shown.insertAdjacentHTML("afterbegin", how.said);
+      if (how.after && !/(^|&)after=/.test(shown.dataset.liveQuery)) shown.dataset.liveQuery += "&after=" + how.after + "&chain=1";
+    }
+    settled(how);
+  }
+
+  function splitUrlOf(itemUrl) {
+    var match = ITEM.exec(new URL(itemUrl, location.href).pathname);
+    var query = new URLSearchParams(location.search);
+    query.set("item", match[1]);
+    return listPath + "?" + query.toString();
+  }
+
+  function failed(ticket) {
+    if (ticket !== showing) return;
+    pane.removeAttribute("aria-busy");
+    if (window.InboxKeys) window.InboxKeys.say("The item could not be loaded. Check the connection and try again.");
+  }
+
+  /* Show the item at ``href`` (an item page's URL) in the pane. how: {push, focus}. */
+  function open(href, how) {
+    var url = new URL(href, location.href);
+    var ticket = ++showing;
+    pane.setAttribute("aria-busy", "true");
+    var answer = takeAhead(url) || paneRequest(url.pathname + url.search);
+    answer.then(function (result) { show(result, how, ticket); }, function () { failed(ticket); });
+  }
+
+  function submit(event) {
+    var form = event.target;
+    // getAttribute: the decision form's buttons are named "action", which form.action would return.
+    if (!active() || (form.getAttribute("method") || "").toLowerCase() !== "post") return;
+    var action = new URL(form.getAttribute("action") || "", location.href);
+    // The pane's forms (its Undo toast's too: it brings the item back beside the list).
+    if (!pane.contains(form) || !ITEM_FORM.test(action.pathname)) return;
+    event.preventDefault();
+    var before = root() && root().dataset.itemId;
+    var ticket = ++showing;
+    pane.setAttribute("aria-busy", "true");
+    // The next item's pane, if it is here already: the server then answers with where to go, not the pane.
+    var next = pane.querySelector("[data-triage-next]");
+    var nextPath = next ? new URL(next.href, location.href).pathname : "";
+    var fresh = ahead[nextPath] && Date.now() - ahead[nextPath].at <= PREFETCH_MS;
+    var headers = fresh ? { "X-Pane-Ahead": ITEM.exec(nextPath)[1] } : {};
+    paneRequest(action.pathname, { method: "POST", body: new FormData(form, event.submitter), headers: headers }).then(function (result) {
+      if (!result.next) {
+        var moved = /data-pane-item[^>]*data-item-id="(\d+)"/.exec(result.html);
+        show(result, { push: Boolean(moved) && moved[1] !== before, focus: true }, ticket);
+        return;
+      }
+      var nextUrl = new URL(result.next, location.href);
+      var entry = ahead[nextUrl.pathname];
+      delete ahead[nextUrl.pathname];
+      var how = { push: true, focus: true, said: result.html, after: nextUrl.searchParams.get("after") };
+      (entry ? entry.promise : paneRequest(result.next)).then(function (following) { show(following, how, ticket); }, function () { failed(ticket); });
+    }, function () { failed(ticket); });
+  }
+
+  function click(event) {
+    if (!active() || event.defaultPrevented || event.button !== 0) return;
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+    var link = event.target.closest && event.target.closest("a[href]");
+    if (!link || link.target || link.hasAttribute("download")) return;
+    var url = new URL(link.href, location.href);
+    // ?full: the pane's "Open as a page" (the item page, kept on a wide screen too).
+    if (url.origin !== location.origin || !ITEM.test(url.pathname) || url.searchParams.has("full")) return;
+    event.preventDefault();
+    open(url.href, { push: true, focus: pane.contains(link) });
+  }
+
+  // Back and forward: the pane follows the address (the list's own entries are pages of their own).
+  function popped() {
+    if (!active() || location.pathname !== listPath) return;
+    var id = new URLSearchParams(location.search).get("item");
+    if (id && /^\d+$/.test(id)) { open("/inbox/items/" + id + "/", { push: false, focus: false }); return; }
+    ++showing;
+    if (window.inboxLive) window.inboxLive.retire();
+    pane.innerHTML = '<p class="split-empty muted" data-split-empty>Select an item to read it here.</p>';
+  }
+
+  var moveTimer = null;
+  window.InboxSplit = {
+    active: active,
+    // j / k (keys.js): the selected row's item beside the list; a run of presses shows only where it stops,
+    // unless the item was fetched ahead.
+    showSelected: function () {
+      var row = Inbox.rows()[Inbox.selectedIndex()];
+      if (!row) return;
+      clearTimeout(moveTimer);
+      var url = new URL(row.dataset.href, location.href);
+      if (ahead[url.pathname]) { open(url.href, { push: true, focus: false }); return; }
+      moveTimer = setTimeout(function () { open(url.href, { push: true, focus: false }); }, 120);
+    },
+    // Enter / o: into the selected item (shown first if it is not yet).
+    enter: function (row) {
+      var shown = root();
+      if (shown && shown.dataset.itemId === row.dataset.itemId) {
+        var heading = pane.querySelector("#item-heading");
+        if (heading) heading.focus();
+        return;
+      }
+      open(row.dataset.href, { push: true, focus: true });
+    },
+  };
+
+  // Every link or row that opens an item (inbox.js, triage.js's chain) opens it here on a wide screen.
+  var openPage = Inbox.open;
+  Inbox.open = function (href) {
+    var url = new URL(href, location.href);
+    if (active() && url.origin === location.origin && ITEM.test(url.pathname)) open(url.href, { push: true, focus: true });
+    else openPage(href);
+  };
+
+  document.addEventListener("click", click);
+  document.addEventListener("submit", submit);
+  window.addEventListener("popstate", popped);
+  document.addEventListener("inbox:live-applied", markRow);
+  if (root()) {
+    history.replaceState({ split: root().dataset.itemId }, "", location.href);
+    markRow();
+    var next = pane.querySelector("[data-triage-next]");
+    if (next && active()) fetchAhead(next.href);
+  }
+})();
