@@ -187,10 +187,14 @@ def test_killing_make_stops_everything_and_a_child_that_dies_is_started_again(tm
         healthy = _healthy(port, make, log_path)
         assert _wait_for(healthy, 240), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
         children = _descendants(make.pid)
-        workers = [
-            pid for pid, command in _still_running(children).items() if " worker " in command and "celery" in command
+        table = _process_table()
+        # The worker's main process is the launcher's child (its pool processes are the worker's); pids wrap
+        # around on a busy machine, so which started first cannot be read off their numbers.
+        (worker,) = [
+            pid
+            for pid, command in _still_running(children).items()
+            if " worker " in command and "celery" in command and table[pid][0] == make.pid
         ]
-        worker = min(workers)  # the worker's main process started first, its pool processes after it
         os.killpg(worker, signal.SIGKILL)
         assert _wait_for(lambda: "starting worker again" in log_path.read_text(), 30), log_path.read_text()[-3000:]
         assert "worker exited with code -9" in log_path.read_text()
