@@ -139,18 +139,37 @@ class Reply:
     stream: list[bytes | float] | None = None
 
 
-@dataclass
-class ScriptedServer:
-    replies: list[Reply]
-    received: list[dict] = field(default_factory=list)
-    headers: list[dict] = field(default_factory=list)
-    release: threading.Event = field(default_factory=threading.Event)
-    server: ThreadingHTTPServer | None = None
+class LoopbackServer:
+    """A threaded HTTP server on a free loopback port, serving a handler class until ``stop`` (which also releases
+    any reply held on ``release``). Subclasses are dataclasses with ``release`` and ``server`` fields."""
+
+    release: threading.Event
+    server: ThreadingHTTPServer | None
 
     @property
     def url(self) -> str:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}/"
+
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.release.set()
+        if self.server:
+            self.server.shutdown()
+            self.server.server_close()
+
+
+@dataclass
+class ScriptedServer(LoopbackServer):
+    replies: list[Reply]
+    received: list[dict] = field(default_factory=list)
+    headers: list[dict] = field(default_factory=list)
+    release: threading.Event = field(default_factory=threading.Event)
+    server: ThreadingHTTPServer | None = None
 
     def start(self) -> ScriptedServer:
         script = self
@@ -192,16 +211,8 @@ class ScriptedServer:
                 self.end_headers()
                 self.wfile.write(body)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def stop(self) -> None:
-        self.release.set()
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
 
 
 @pytest.fixture
@@ -258,7 +269,7 @@ FAULTS = {
 
 
 @dataclass
-class FaultyAgent:
+class FaultyAgent(LoopbackServer):
     mode: str = ""
     received: list[dict] = field(default_factory=list)
     executed: list[dict] = field(default_factory=list)
@@ -266,11 +277,6 @@ class FaultyAgent:
     release: threading.Event = field(default_factory=threading.Event)
     server: ThreadingHTTPServer | None = None
     counter: int = 0
-
-    @property
-    def url(self) -> str:
-        assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
 
     def _id(self, prefix: str) -> str:
         self.counter += 1
@@ -447,16 +453,8 @@ class FaultyAgent:
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the inbox cut the reply, as it should
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def stop(self) -> None:
-        self.release.set()
-        if self.server:
-            self.server.shutdown()
-            self.server.server_close()
 
 
 @pytest.fixture
