@@ -188,13 +188,12 @@ def test_killing_make_stops_everything_and_a_child_that_dies_is_started_again(tm
         assert _wait_for(healthy, 240), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
         children = _descendants(make.pid)
         table = _process_table()
-        # The worker's main process is the launcher's child (its pool processes are the worker's); pids wrap
-        # around on a busy machine, so which started first cannot be read off their numbers.
-        (worker,) = [
-            pid
-            for pid, command in _still_running(children).items()
-            if " worker " in command and "celery" in command and table[pid][0] == make.pid
-        ]
+        workers = {
+            pid for pid, command in _still_running(children).items() if " worker " in command and "celery" in command
+        }
+        # The worker's main process is the one whose parent is no worker (its pool processes are its children);
+        # pids wrap around on a busy machine, so which started first cannot be read off their numbers.
+        (worker,) = [pid for pid in workers if table[pid][0] not in workers]
         os.killpg(worker, signal.SIGKILL)
         assert _wait_for(lambda: "starting worker again" in log_path.read_text(), 30), log_path.read_text()[-3000:]
         assert "worker exited with code -9" in log_path.read_text()

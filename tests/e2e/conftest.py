@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
@@ -38,10 +39,15 @@ def off_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return pool.submit(call).result(timeout=30)
 
 
-def open_live(page: Page, path: str) -> Page:
-    """Open a page and wait until its socket is up (the page marks <body data-live="open">)."""
+def open_live(page: Page, path: str, *, resynced: bool = False) -> Page:
+    """Open a page and wait until its socket is up (the page marks <body data-live="open">). ``resynced``: also
+    wait for the fragments the server sends a page that connects just after something happened (anything
+    audited within ``INBOX_LIVE_RESYNC_MARGIN_SECONDS`` of its rendering): a test that then changes the
+    database behind the page's back knows the page will not redraw itself from that later state."""
     page.goto(path)
     expect(page.locator("body")).to_have_attribute("data-live", "open")
+    if resynced:
+        expect(page.locator("#live-meta")).to_have_attribute("data-cursor", re.compile(r"^\d"))
     return page
 
 
