@@ -253,6 +253,9 @@ INBOX_DECISION_SEND_MARGIN_SECONDS = env_float("INBOX_DECISION_SEND_MARGIN_SECON
 INBOX_UNDO_SECONDS = env_float("INBOX_UNDO_SECONDS", 10.0)
 # How often beat requeues expired leases, pending resumes and unannounced runs whose queue message was lost.
 INBOX_RECOVERY_SWEEP_SECONDS = env_float("INBOX_RECOVERY_SWEEP_SECONDS", 5.0)
+# A queued or running policy backtest without progress for this long lost its worker or its queue message: the
+# recovery sweep queues it again (inbox/policies/backtest.py). Reading one chunk of items takes well under it.
+INBOX_BACKTEST_STALL_SECONDS = env_float("INBOX_BACKTEST_STALL_SECONDS", 300.0)
 # A pending resume this overdue lost its queue message (Redis restarted empty): queue it again.
 INBOX_RESUME_REQUEUE_GRACE_SECONDS = env_float("INBOX_RESUME_REQUEUE_GRACE_SECONDS", 10.0)
 # What the inbox reads from an agent (resumes, inbox-started runs): an overall deadline and byte caps.
@@ -290,6 +293,10 @@ CELERY_BEAT_SCHEDULE = {
     "wake-snoozed-items": {"task": "inbox.tasks.wake_snoozed_items", "schedule": 30.0},
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
     "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
+    "requeue-stalled-backtests": {
+        "task": "inbox.tasks.requeue_stalled_backtests",
+        "schedule": INBOX_RECOVERY_SWEEP_SECONDS,
+    },
     "escalate-open-items": {"task": "inbox.notifications.escalate", "schedule": INBOX_ESCALATION_SWEEP_SECONDS},
 }
 

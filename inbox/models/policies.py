@@ -215,6 +215,11 @@ class PolicyBacktest(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Recovery (``inbox.policies.backtest.backtest_requeue_stalled``): when it was queued or last read a chunk, and
+    # which reading holds it. A reading whose worker died is started again under the next number; the one before
+    # it, should it still be alive, writes nothing more.
+    progress_at = models.DateTimeField(default=timezone.now)
+    attempt = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
         app_label = "inbox"

@@ -8,6 +8,13 @@ backtest's page shows. ``backtest_run`` claims the backtest (pending → running
 it) and streams the candidates in chunks of ``BACKTEST_CHUNK`` rows, reading only the columns a policy matches on;
 it keeps counts and writes each chunk's findings, so its memory does not grow with the period.
 
+A worker that dies while reading leaves the backtest running with no progress. Beat's recovery sweep
+(``backtest_requeue_stalled``) starts such a backtest again once it has shown no progress for
+``INBOX_BACKTEST_STALL_SECONDS``: its findings so far go, and it is queued under the next ``attempt`` number; a
+reading that holds an older number (its worker was only slow) stops at its next chunk, writing nothing more. After
+``BACKTEST_MAX_ATTEMPTS`` readings it fails with that reason. A pending backtest whose queue message was lost is
+queued again the same way.
+
 What it counts, over the items people decided (resolved or cancelled, not by a policy's account) in the period
 for the policy's agent, or the agents of its team:
 
@@ -30,6 +37,8 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
+from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
@@ -151,23 +160,84 @@ def backtest_start(
     return backtest
 
 
+class _Superseded(Exception):
+    """The backtest was started again under a newer attempt: this reading stops and writes nothing more."""
+
+
 def backtest_run(backtest_id: int) -> str:
     """Claim a pending backtest and read its items (a worker's task, or the request for a small period)."""
     claimed = PolicyBacktest.objects.filter(pk=backtest_id, state=PolicyBacktest.State.PENDING).update(
-        state=PolicyBacktest.State.RUNNING
+        state=PolicyBacktest.State.RUNNING, progress_at=timezone.now()
     )
     if claimed != 1:
         return "gone"
     backtest = PolicyBacktest.objects.get(pk=backtest_id)
     try:
         _read(backtest)
+    except _Superseded:
+        return "superseded"
     except Exception as error:
         log.exception("backtest %s failed", backtest_id)
-        PolicyBacktest.objects.filter(pk=backtest_id, state=PolicyBacktest.State.RUNNING).update(
+        _holding(backtest).update(
             state=PolicyBacktest.State.FAILED, error=f"The backtest stopped: {error}", finished_at=timezone.now()
         )
         return "failed"
     return "done"
+
+
+BACKTEST_MAX_ATTEMPTS = 3
+
+
+def backtest_requeue_stalled() -> list[int]:
+    """Beat's recovery sweep: queue again each unfinished backtest without progress for
+    ``INBOX_BACKTEST_STALL_SECONDS``: a running one (its worker died) from the start, under the next attempt; a
+    pending one (its queue message was lost) as it is. A reading that stalled ``BACKTEST_MAX_ATTEMPTS`` times
+    fails. Returns the ids queued again (a queue that is unreachable now is tried at the next stall)."""
+    now = timezone.now()
+    stalled = PolicyBacktest.objects.filter(
+        state__in=[PolicyBacktest.State.PENDING, PolicyBacktest.State.RUNNING],
+        progress_at__lt=now - timedelta(seconds=settings.INBOX_BACKTEST_STALL_SECONDS),
+    )
+    queued = []
+    for pk in stalled.values_list("pk", flat=True):
+        with transaction.atomic():
+            backtest = PolicyBacktest.objects.select_for_update().filter(pk=pk).first()
+            if backtest is None or backtest.is_finished:
+                continue
+            if backtest.state == PolicyBacktest.State.PENDING:  # its queue message was lost: no reading to undo
+                PolicyBacktest.objects.filter(pk=pk).update(progress_at=now)
+            elif backtest.attempt + 1 >= BACKTEST_MAX_ATTEMPTS:
+                PolicyBacktest.objects.filter(pk=pk).update(
+                    state=PolicyBacktest.State.FAILED,
+                    attempt=backtest.attempt + 1,
+                    error=f"Its worker stopped {BACKTEST_MAX_ATTEMPTS} times while reading the items.",
+                    finished_at=now,
+                )
+                continue
+            else:
+                backtest.findings.all().delete()
+                PolicyBacktest.objects.filter(pk=pk).update(
+                    state=PolicyBacktest.State.PENDING, attempt=backtest.attempt + 1, progress_at=now, scanned=0
+                )
+                log.warning("backtest %s stopped making progress: started again", pk)
+            send_on_commit("inbox.tasks.backtest_policy", [pk], when_unqueued=lambda: None)
+            queued.append(pk)
+    return queued
+
+
+def _holding(backtest: PolicyBacktest) -> QuerySet[PolicyBacktest]:
+    """The backtest's row while this reading (``backtest.attempt``) still holds it."""
+    return PolicyBacktest.objects.filter(pk=backtest.pk, attempt=backtest.attempt, state=PolicyBacktest.State.RUNNING)
+
+
+def _progress(backtest: PolicyBacktest, findings: list[BacktestFinding], **counts: Any) -> None:
+    """Write a chunk's findings and counts, unless a newer reading took the backtest over (``_Superseded``). The
+    update locks the row first, so a sweep that starts it again waits for this commit and removes these findings
+    with the rest."""
+    with transaction.atomic():
+        if not _holding(backtest).update(progress_at=timezone.now(), **counts):
+            raise _Superseded
+        BacktestFinding.objects.bulk_create(findings)
 
 
 def backtest_rows(policy: Policy, since: Any, until: Any) -> QuerySet[InboxItem, tuple[Any, ...]]:
@@ -190,7 +260,7 @@ def _read(backtest: PolicyBacktest) -> None:
     decided = people_decided(policy, backtest.since, backtest.until)
     total = candidates(policy, decided).count()
     decided_count = decided.count() if policy.reason or policy.tool_name else total
-    PolicyBacktest.objects.filter(pk=backtest.pk).update(total=total, decided=decided_count)
+    _progress(backtest, [], total=total, decided=decided_count)
     approve = policy.action == Policy.Action.APPROVE
     outcomes: Counter[str] = Counter()
     compared = agreed = found_wrong = scanned = 0
@@ -212,11 +282,11 @@ def _read(backtest: PolicyBacktest) -> None:
                 found_wrong += 1
                 findings.append(BacktestFinding(backtest=backtest, item_id=pk, kind=BacktestFinding.Kind.FOUND_WRONG))
         if scanned % limits.BACKTEST_CHUNK == 0:
-            BacktestFinding.objects.bulk_create(findings)
+            _progress(backtest, findings, scanned=scanned)
             findings.clear()
-            PolicyBacktest.objects.filter(pk=backtest.pk).update(scanned=scanned)
-    BacktestFinding.objects.bulk_create(findings)
-    PolicyBacktest.objects.filter(pk=backtest.pk, state=PolicyBacktest.State.RUNNING).update(
+    _progress(
+        backtest,
+        findings,
         state=PolicyBacktest.State.DONE,
         scanned=scanned,
         matched=sum(outcomes.values()),

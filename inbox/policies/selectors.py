@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
@@ -130,8 +131,9 @@ def item_policy_notes(item: InboxItem) -> list[PolicyMatch]:
 
 # --- backtests (``inbox.policies.backtest``) ---------------------------------------------------------------
 
-# A backtest still queued or running after this long lost its worker or its queue message: its page says so.
-BACKTEST_LOST_AFTER = timedelta(minutes=15)
+# A backtest without progress for this many stall periods (``INBOX_BACKTEST_STALL_SECONDS``) was not picked up
+# again by the recovery sweep, which runs on the workers: none is running, and its page says so.
+BACKTEST_LOST_AFTER_STALLS = 3
 
 
 def latest_backtest(policy: Policy, *, version: int | None = None) -> PolicyBacktest | None:
@@ -148,7 +150,8 @@ def recent_backtests(policy: Policy, limit: int = 5) -> list[PolicyBacktest]:
 
 
 def backtest_lost(backtest: PolicyBacktest) -> bool:
-    return not backtest.is_finished and timezone.now() - backtest.created_at > BACKTEST_LOST_AFTER
+    quiet = timedelta(seconds=settings.INBOX_BACKTEST_STALL_SECONDS * BACKTEST_LOST_AFTER_STALLS)
+    return not backtest.is_finished and timezone.now() - backtest.progress_at > quiet
 
 
 def backtest_findings(backtest: PolicyBacktest, kind: str) -> QuerySet[BacktestFinding]:

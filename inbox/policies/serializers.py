@@ -170,6 +170,14 @@ class BacktestSerializer(serializers.ModelSerializer):
     )
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)  # noqa: N815
     finishedAt = serializers.DateTimeField(source="finished_at", read_only=True)  # noqa: N815
+    progressAt = serializers.DateTimeField(  # noqa: N815
+        source="progress_at", read_only=True, help_text="When it was queued or last read a chunk of items."
+    )
+    attempt = serializers.IntegerField(
+        read_only=True,
+        help_text="0 for its first reading; more when it was started again from the beginning after its worker "
+        "stopped (INBOX_BACKTEST_STALL_SECONDS without progress).",
+    )
 
     class Meta:
         model = PolicyBacktest
@@ -200,6 +208,8 @@ class BacktestSerializer(serializers.ModelSerializer):
             "error",
             "createdAt",
             "finishedAt",
+            "progressAt",
+            "attempt",
         ]
         read_only_fields = fields
 
