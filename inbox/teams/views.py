@@ -8,17 +8,21 @@ from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from agents.models import Agent
+from inbox import access
 from inbox.core.errors import ApplicationError
+from inbox.limits import MAX_ESCALATION_MINUTES
 from inbox.listing import detail
 from inbox.listing.pages import item_or_404, item_page, list_filters_of, run_or_404, run_page, then_next
 from inbox.models import InboxItem, NotificationPreference, Run
-from inbox.teams import away, claims, comments, preferences, snooze
+from inbox.teams import away, claims, comments, escalations, preferences, snooze
 
 
 def _claim_refused(request: HttpRequest, pk: int, error: ApplicationError) -> HttpResponse:
@@ -209,3 +213,91 @@ def away_settings(request: HttpRequest) -> HttpResponse:
 
 # The service's field names (the API's) as the form's.
 FORM_FIELDS = {"from": "starts_at", "until": "ends_at", "delegate": "delegate"}
+
+
+# --- escalation rules (``inbox.teams.escalations``): the page beside the API --------------------------
+
+
+class EscalationRuleForm(forms.Form):
+    """One rule step: whose items it watches (a team of yours or an agent you see), when it fires, whom it adds."""
+
+    scope = forms.ChoiceField(label="Items of")
+    step = forms.TypedChoiceField(
+        label="Step", coerce=int, choices=[(1, "1: first"), (2, "2: after step 1, further up")], initial=1
+    )
+    trigger = forms.ChoiceField(
+        label="When",
+        choices=[("after", "minutes after it arrived"), ("before", "minutes before its deadline")],
+        initial="after",
+    )
+    minutes = forms.IntegerField(label="Minutes", min_value=1, max_value=MAX_ESCALATION_MINUTES, initial=30)
+    to_team = forms.ModelChoiceField(
+        label="Add the team", queryset=Group.objects.order_by("name"), required=False, empty_label="—"
+    )
+    to_user = forms.CharField(label="or the person (username)", required=False, max_length=150)
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        everything = access.sees_everything(user)
+        teams = Group.objects.all() if everything else user.groups.all()
+        agents = access.visible_agents(user)
+        self.fields["scope"].choices = [
+            ("Teams", [(f"team:{team.pk}", team.name) for team in teams.order_by("name")]),
+            ("Agents", [(f"agent:{agent.pk}", agent.name or agent.slug) for agent in agents.order_by("slug")]),
+        ]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if bool(data.get("to_team")) == bool((data.get("to_user") or "").strip()):
+            self.add_error("to_team", "choose a team to add, or name a person: one of them")
+        return data
+
+    def rule_fields(self) -> dict:
+        """The service's fields (``escalation_rule_create``); a person who does not exist is a form error."""
+        data = self.cleaned_data
+        kind, _, pk = data["scope"].partition(":")
+        username = (data.get("to_user") or "").strip()
+        to_user = get_user_model().objects.filter(username=username, is_active=True).first() if username else None
+        if username and to_user is None:
+            raise ApplicationError(400, "invalid_escalation_rule", f"to_user: no active person {username!r}")
+        return {
+            "team": Group.objects.get(pk=pk) if kind == "team" else None,
+            "agent": Agent.objects.get(pk=pk) if kind == "agent" else None,
+            "step": data["step"],
+            "after_minutes": data["minutes"] if data["trigger"] == "after" else None,
+            "before_deadline_minutes": data["minutes"] if data["trigger"] == "before" else None,
+            "to_team": data.get("to_team"),
+            "to_user": to_user,
+            "enabled": True,
+        }
+
+
+# The service's field names (the API's) as the form's.
+RULE_FORM_FIELDS = {"team": "scope", "agent": "scope", "step": "step", "to_user": "to_user"}
+
+
+@login_required
+def escalation_settings(request: HttpRequest) -> HttpResponse:
+    """The escalation rules you may change (your teams' and your agents'; staff: all), and a form to add one."""
+    form = EscalationRuleForm(request.POST or None, user=request.user)
+    if request.method == "POST" and form.is_valid():
+        try:
+            rule = escalations.escalation_rule_create(actor=request.user, fields=form.rule_fields())
+        except ApplicationError as error:
+            field, _, message = error.message.partition(": ")
+            form.add_error(RULE_FORM_FIELDS.get(field), message or error.message)
+        else:
+            messages.success(request, f"Escalation rule added: {rule.why}, add {rule.target_label}.")
+            return redirect("inbox:escalation_settings")
+    rules = escalations.rules_visible_to(request.user).select_related("created_by")
+    status = 400 if form.errors else 200
+    return render(request, "audit/escalation_rules.html", {"form": form, "rules": rules}, status=status)
+
+
+@login_required
+@require_POST
+def escalation_rule_delete(request: HttpRequest, pk: int) -> HttpResponse:
+    rule = get_object_or_404(escalations.rules_visible_to(request.user), pk=pk)
+    escalations.escalation_rule_delete(actor=request.user, rule=rule)
+    messages.success(request, f"Escalation rule deleted: {rule.scope_label}, step {rule.step} and any after it.")
+    return redirect("inbox:escalation_settings")

@@ -174,6 +174,7 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
         "tool-call-trail": f"/audit/tool-calls/{tool_item.tool_call_id}/",
         "stats": "/audit/stats/",
         "notification-settings": "/inbox/settings/notifications/",
+        "escalation-rules": "/inbox/settings/escalation/",
         "run-conversation": conversation.get_absolute_url(),
         "inbox-thread": f"/inbox/threads/{tool.thread_id}/",
         "policies": "/policies/",
