@@ -9,8 +9,12 @@ TEST_VAR := $(CURDIR)/var/test
 
 .PHONY: run test test-fast test-faults lint format bench install clean frameworks-venvs frameworks-node test-frameworks bench-smoke
 
-$(STAMP): requirements.txt requirements-dev.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+## The venv itself, before anything else writes under .venv (the framework venvs live in .venv/frameworks: two
+## `python -m venv` racing to create .venv fail with "File exists").
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	@echo "Installing the Python packages into $(VENV) (a few minutes the first time; each line is one package)..."
 	set -o pipefail; $(PY) -m pip install --progress-bar off -r requirements-dev.txt | { grep --line-buffered '^Collecting' || true; }
@@ -39,7 +43,7 @@ test: $(STAMP)
 FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai ag2 claude-managed-agents
 FRAMEWORK_VENVS := .venv/frameworks
 
-$(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt
+$(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt | $(PY)
 	test -x $(FRAMEWORK_VENVS)/$*/bin/python || $(PYTHON) -m venv $(FRAMEWORK_VENVS)/$*
 	$(FRAMEWORK_VENVS)/$*/bin/python -m pip install --quiet --upgrade pip
 	$(FRAMEWORK_VENVS)/$*/bin/python -m pip install --quiet -r requirements-frameworks-$*.txt
