@@ -38,7 +38,7 @@ test: $(STAMP)
 	  INBOX_VAR_DIR=$(TEST_VAR) $(PY) -m config.embedded_redis stop $(TEST_VAR) >/dev/null 2>&1; \
 	  if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
-## Framework round trips (tests/frameworks, issue 14): each framework's AG-UI integration in its own venv
+## Framework round trips (tests/frameworks): each framework's AG-UI integration in its own venv
 ## (.venv/frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
 FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai ag2 claude-managed-agents
 FRAMEWORK_VENVS := .venv/frameworks

@@ -1,4 +1,4 @@
-"""A live conformance report per agent (issue 14): what each agent did, protocol behaviour by protocol
+"""A live conformance report per agent: what each agent did, protocol behaviour by protocol
 behaviour, as the inbox observed it on ingest and on each resumed run.
 
 - ``rules``: the catalogue: each behaviour, the spec rule it is held to, and the variants an agent can show.

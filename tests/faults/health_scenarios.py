@@ -1,4 +1,5 @@
-"""Fault-suite scenarios for what ``/healthz`` and the 503s say (issue 31.5 and 32.10).
+"""Fault-suite scenarios for what ``/healthz`` and the 503s say: a degraded or down status that is true, and
+503s with Retry-After.
 
 ``Suite`` (tests/faults/suite.py) inherits these; they use its helpers (``new_runs``, ``decide``, ``settle``,
 ``call``) and its deployment (``self.cluster``).

@@ -1,4 +1,5 @@
-"""Fault-suite scenarios for the processes themselves (issue 32.7, 32.8, 32.9).
+"""Fault-suite scenarios for the processes themselves: make killed, Redis restarting while messages are
+restored, a live page through a Redis outage.
 
 ``Suite`` (tests/faults/suite.py) inherits these; they use its helpers and its deployment (``self.cluster``).
 

@@ -1,4 +1,4 @@
-"""The fault suite: ``make test-faults``. Breaks a running deployment in each way issue 12 names and checks
+"""The fault suite: ``make test-faults``. Breaks a running deployment in each way it can fail and checks
 that no decision is lost, doubled or sent late, and that clients see no 5xx but documented 503s.
 
 The deployment (tests/faults/cluster.py): PostgreSQL (a throwaway cluster), its own Redis, 2 web processes,
