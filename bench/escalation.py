@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.expiry import admin, create_schema, scratch_environment  # noqa: E402
+from bench.expiry import admin, bulk_items, bulk_runs, create_schema, scratch_environment  # noqa: E402
 
 DB_NAME = "bench_escalation"
 
@@ -33,51 +33,25 @@ def fill(*, items: int, per_run: int, fresh: int):
     from django.utils import timezone
 
     from agents.models import Agent
-    from inbox.models import EscalationRule, InboxItem, Run, Thread
+    from inbox.models import EscalationRule
 
     now = timezone.now()
     billing = Group.objects.create(name="Billing")
     finance = Group.objects.create(name="Finance leads")
     agent = Agent.objects.create(slug="bench", name="Bench")
     agent.teams.add(billing)
-    batch = 5000
-
-    def make(count: int, prefix: str, arrived) -> None:
-        threads = Thread.objects.bulk_create(
-            [Thread(agent=agent, thread_id=f"{prefix}-t{n}") for n in range(count // per_run)], batch_size=batch
-        )
-        runs = Run.objects.bulk_create(
-            [
-                Run(agent=agent, thread=thread, run_id=f"{prefix}-r{n}", outcome="interrupt", created_at=arrived)
-                for n, thread in enumerate(threads)
-            ],
-            batch_size=batch,
-        )
-        rows = []
-        for run in runs:
-            for position in range(per_run):
-                rows.append(
-                    InboxItem(
-                        agent=agent,
-                        thread_id=run.thread_id,
-                        run=run,
-                        position=position,
-                        interrupt_id=f"{prefix}-{run.pk}-{position}",
-                        reason="confirmation",
-                        message="Refund order 4242?",
-                        expires_at=now + timedelta(days=1),
-                        raw={"id": f"{prefix}-{run.pk}-{position}", "reason": "confirmation"},
-                        created_at=arrived,
-                    )
-                )
-            if len(rows) >= batch:
-                InboxItem.objects.bulk_create(rows)
-                rows = []
-        InboxItem.objects.bulk_create(rows)
-
-    make(items, "due", now - timedelta(hours=2))
-    if fresh:
-        make(fresh, "fresh", now)
+    for count, prefix, arrived in ((items, "due", now - timedelta(hours=2)), (fresh, "fresh", now)):
+        if count:
+            bulk_items(
+                agent,
+                bulk_runs(agent, count // per_run, prefix, arrived),
+                per=per_run,
+                prefix=prefix,
+                reason="confirmation",
+                message="Refund order 4242?",
+                expires_at=now + timedelta(days=1),
+                created_at=arrived,
+            )
     return EscalationRule.objects.create(team=billing, after_minutes=30, to_team=finance)
 
 

@@ -81,61 +81,81 @@ def create_schema() -> str:
         return "models"
 
 
+BATCH = 5000
+
+
+def bulk_runs(agent, count: int, prefix: str, created_at) -> list:
+    """``count`` interrupted runs of ``agent``, each on a thread of its own."""
+    from inbox.models import Run, Thread
+
+    threads = Thread.objects.bulk_create(
+        [Thread(agent=agent, thread_id=f"{prefix}-t{n}") for n in range(count)], batch_size=BATCH
+    )
+    return Run.objects.bulk_create(
+        [
+            Run(agent=agent, thread=thread, run_id=f"{prefix}-r{n}", outcome="interrupt", created_at=created_at)
+            for n, thread in enumerate(threads)
+        ],
+        batch_size=BATCH,
+    )
+
+
+def bulk_items(
+    agent, runs: list, *, per: int, prefix: str, reason: str, message: str, expires_at, created_at, tool: str = ""
+) -> None:
+    """``per`` open items on each run, written ``BATCH`` at a time. With ``tool``, each is a tool call to it, as the
+    ingest stores one (a tool_call interrupt always names its tool call)."""
+    from inbox.models import InboxItem
+
+    rows = []
+    for run in runs:
+        for position in range(per):
+            call_id = f"tc-{run.pk}-{position}"
+            rows.append(
+                InboxItem(
+                    agent=agent,
+                    thread_id=run.thread_id,
+                    run=run,
+                    position=position,
+                    interrupt_id=f"{prefix}-{run.pk}-{position}",
+                    reason=reason,
+                    tool_call_id=call_id if tool else "",
+                    tool_call={"id": call_id, "name": tool, "args": {"to": "cfo@example.com"}} if tool else None,
+                    message=message,
+                    expires_at=expires_at,
+                    raw={"id": f"{prefix}-{run.pk}-{position}", "reason": reason},
+                    created_at=created_at,
+                )
+            )
+        if len(rows) >= BATCH:
+            InboxItem.objects.bulk_create(rows)
+            rows = []
+    InboxItem.objects.bulk_create(rows)
+
+
 def fill(*, items: int, per_run: int, fresh: int) -> None:
     from django.utils import timezone
 
     from agents.models import Agent
-    from inbox.models import InboxItem, Run, Thread
 
     now = timezone.now()
     agent = Agent.objects.create(slug="bench", name="Bench")
-    batch = 5000
-
-    def make_runs(count: int, prefix: str) -> list[Run]:
-        threads = Thread.objects.bulk_create(
-            [Thread(agent=agent, thread_id=f"{prefix}-t{n}") for n in range(count)], batch_size=batch
-        )
-        return Run.objects.bulk_create(
-            [
-                Run(agent=agent, thread=thread, run_id=f"{prefix}-r{n}", outcome="interrupt", created_at=now)
-                for n, thread in enumerate(threads)
-            ],
-            batch_size=batch,
-        )
-
-    def make_items(runs: list[Run], per: int, expires_at, prefix: str) -> None:
-        rows = []
-        for run in runs:
-            for position in range(per):
-                # As the ingest stores them: a tool_call interrupt always names its tool call.
-                rows.append(
-                    InboxItem(
-                        agent=agent,
-                        thread_id=run.thread_id,
-                        run=run,
-                        position=position,
-                        interrupt_id=f"{prefix}-{run.pk}-{position}",
-                        reason="tool_call",
-                        tool_call_id=f"tc-{run.pk}-{position}",
-                        tool_call={
-                            "id": f"tc-{run.pk}-{position}",
-                            "name": "sendEmail",
-                            "args": {"to": "cfo@example.com"},
-                        },
-                        message="Send the quarterly report?",
-                        expires_at=expires_at,
-                        raw={"id": f"{prefix}-{run.pk}-{position}", "reason": "tool_call"},
-                        created_at=now - timedelta(hours=2),
-                    )
-                )
-            if len(rows) >= batch:
-                InboxItem.objects.bulk_create(rows)
-                rows = []
-        InboxItem.objects.bulk_create(rows)
-
-    make_items(make_runs(items // per_run, "stale"), per_run, now - timedelta(minutes=1), "stale")
-    if fresh:
-        make_items(make_runs(fresh // per_run, "fresh"), per_run, now + timedelta(hours=1), "fresh")
+    for count, prefix, expires_at in (
+        (items, "stale", now - timedelta(minutes=1)),
+        (fresh, "fresh", now + timedelta(hours=1)),
+    ):
+        if count:
+            bulk_items(
+                agent,
+                bulk_runs(agent, count // per_run, prefix, now),
+                per=per_run,
+                prefix=prefix,
+                reason="tool_call",
+                message="Send the quarterly report?",
+                expires_at=expires_at,
+                created_at=now - timedelta(hours=2),
+                tool="sendEmail",
+            )
 
 
 def main() -> None:
