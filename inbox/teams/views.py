@@ -246,20 +246,25 @@ class EscalationRuleForm(forms.Form):
             ("Agents", [(f"agent:{agent.pk}", agent.name or agent.slug) for agent in agents.order_by("slug")]),
         ]
 
+    def clean_to_user(self):
+        username = self.cleaned_data["to_user"].strip()
+        if not username:
+            return None
+        person = get_user_model().objects.filter(username=username, is_active=True).first()
+        if person is None:
+            raise forms.ValidationError(f"no active person {username!r}")
+        return person
+
     def clean(self) -> dict:
         data = super().clean()
-        if bool(data.get("to_team")) == bool((data.get("to_user") or "").strip()):
+        if "to_user" in data and bool(data.get("to_team")) == bool(data["to_user"]):
             self.add_error("to_team", "choose a team to add, or name a person: one of them")
         return data
 
     def rule_fields(self) -> dict:
-        """The service's fields (``escalation_rule_create``); a person who does not exist is a form error."""
+        """The service's fields (``escalation_rule_create``)."""
         data = self.cleaned_data
         kind, _, pk = data["scope"].partition(":")
-        username = (data.get("to_user") or "").strip()
-        to_user = get_user_model().objects.filter(username=username, is_active=True).first() if username else None
-        if username and to_user is None:
-            raise ApplicationError(400, "invalid_escalation_rule", f"to_user: no active person {username!r}")
         return {
             "team": Group.objects.get(pk=pk) if kind == "team" else None,
             "agent": Agent.objects.get(pk=pk) if kind == "agent" else None,
@@ -267,13 +272,13 @@ class EscalationRuleForm(forms.Form):
             "after_minutes": data["minutes"] if data["trigger"] == "after" else None,
             "before_deadline_minutes": data["minutes"] if data["trigger"] == "before" else None,
             "to_team": data.get("to_team"),
-            "to_user": to_user,
+            "to_user": data["to_user"],
             "enabled": True,
         }
 
 
 # The service's field names (the API's) as the form's.
-RULE_FORM_FIELDS = {"team": "scope", "agent": "scope", "step": "step", "to_user": "to_user"}
+RULE_FORM_FIELDS = {"team": "scope", "agent": "scope", "step": "step"}
 
 
 @login_required
@@ -284,8 +289,7 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
         try:
             rule = escalations.escalation_rule_create(actor=request.user, fields=form.rule_fields())
         except ApplicationError as error:
-            field, _, message = error.message.partition(": ")
-            form.add_error(RULE_FORM_FIELDS.get(field), message or error.message)
+            form.add_error(RULE_FORM_FIELDS.get(error.field or ""), error.message.split(": ", 1)[-1])
         else:
             messages.success(request, f"Escalation rule added: {rule.why}, add {rule.target_label}.")
             return redirect("inbox:escalation_settings")
