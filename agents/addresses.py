@@ -39,10 +39,6 @@ def trusted_networks() -> list[Network]:
     return [ipaddress.ip_network(net, strict=False) for net in getattr(settings, "INBOX_TRUSTED_PROXIES", ())]
 
 
-def proxies_configured() -> bool:
-    return bool(getattr(settings, "INBOX_TRUSTED_PROXY_COUNT", 0) or getattr(settings, "INBOX_TRUSTED_PROXIES", ()))
-
-
 def _chain(meta: Any) -> list[str]:
     """The hops as the last proxy saw them: X-Forwarded-For's entries, then the socket's peer."""
     forwarded = meta.get("HTTP_X_FORWARDED_FOR", "") or ""
