@@ -1,4 +1,4 @@
-"""API throttles, counted in the shared ``throttle`` cache (Redis) so a limit holds across web processes.
+"""API throttles, counted in the ``shared`` cache (Redis) so a limit holds across web processes.
 
 - ``FailedAuthThrottle``: failed token authentications per client address (``INBOX_FAILED_AUTH_RATE``, the
   address from ``agents.addresses.client_address``). Past it, a wrong token from that address is answered 429
@@ -62,10 +62,10 @@ class _FailOpenCache:
 
 class _SettingRateThrottle(SimpleRateThrottle):
     setting = ""
-    cache: Any  # a _FailOpenCache over the "throttle" cache
+    cache: Any  # a _FailOpenCache over the "shared" cache
 
     def __init__(self) -> None:
-        self.cache = _FailOpenCache(caches["throttle"])
+        self.cache = _FailOpenCache(caches["shared"])
         super().__init__()
 
     def get_rate(self) -> str:

@@ -43,7 +43,7 @@ class ProcessRedisCacheClient(RedisCacheClient):
 
 
 class ProcessRedisCache(RedisCache):
-    """``RedisCache`` on ``ProcessRedisCacheClient`` (settings: ``CACHES["throttle"]``)."""
+    """``RedisCache`` on ``ProcessRedisCacheClient`` (settings: ``CACHES["shared"]``)."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)

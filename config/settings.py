@@ -231,6 +231,9 @@ INBOX_WEBHOOK_BACKOFF_BASE = env_float("INBOX_WEBHOOK_BACKOFF_BASE", 2.0)
 INBOX_WEBHOOK_BACKOFF_CAP = env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0)
 INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
 INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
+# New runs are announced together, by one task this long after the first of them is stored (a burst of runs is
+# one e-mail per person and agent, not one per run).
+INBOX_ANNOUNCE_DELAY_SECONDS = env_float("INBOX_ANNOUNCE_DELAY_SECONDS", 1.0)
 # A run still unannounced this long after it was stored lost its notification task; beat announces it.
 INBOX_ANNOUNCE_GRACE_SECONDS = env_float("INBOX_ANNOUNCE_GRACE_SECONDS", 15.0)
 # An agent's conformance observation that a web process wrote less than this long ago is not written again by
@@ -378,11 +381,12 @@ REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"failed_auth": INBOX_FAILED_AUTH_RAT
 REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["inbox.parsers.JSONParser"]
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
-    # Shared by every web process, so a limit holds however many there are.
-    "throttle": {
+    # Shared by every process (Redis): the API throttles' counters, so a limit holds however many web processes
+    # there are, and the mark of an announcement queued and not yet started (inbox.teams.notifications).
+    "shared": {
         "BACKEND": "config.redis_cache.ProcessRedisCache",  # one pool per process, not a connection per request
         "LOCATION": REDIS_URL,
-        "KEY_PREFIX": CHANNELS_PREFIX + "-throttle",
+        "KEY_PREFIX": CHANNELS_PREFIX + "-shared",
     },
 }
 

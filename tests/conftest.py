@@ -100,13 +100,14 @@ def _fresh_conformance_memo() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttles() -> Iterator[None]:
-    """API throttles count in Redis, which outlives a test: each test starts with no failures counted."""
+def _fresh_shared_cache() -> Iterator[None]:
+    """The shared cache lives in Redis, which outlives a test: each test starts with no failures counted and no
+    announcement marked as queued (this process's keys only: its prefix names the xdist worker)."""
     from django.core.cache import caches
 
-    cache = caches["throttle"]
+    cache = caches["shared"]
     client = cache._cache.get_client(write=True)
-    for key in client.scan_iter(match=cache.make_key("throttle_*").replace(":1:", ":*:")):
+    for key in client.scan_iter(match=cache.make_key("*").replace(":1:", ":*:")):
         client.delete(key)
     yield
 

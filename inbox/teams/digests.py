@@ -8,14 +8,16 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
+from django.urls import reverse
 from django.utils import timezone
 
 from inbox import access
 from inbox.models import InboxItem, NotificationPreference, Snooze
-from inbox.teams.mail import email_message
+from inbox.teams.mail import absolute_url, email_message
 from inbox.teams.summaries import item_summary, with_decision_links
 
 DIGEST_SECONDS = settings.INBOX_DIGEST_SECONDS
+DIGEST_LISTED = 50  # items a digest lists, and snoozed items back; it counts the rest and links to the inbox
 
 
 def mail_digests() -> int:
@@ -32,34 +34,44 @@ def mail_digests() -> int:
         ).update(digest_last_sent_at=now)
         if not claimed:
             continue
+        arrived = InboxItem.objects.filter(
+            access.deciding_items_q(pref.user),
+            status=InboxItem.Status.OPEN,
+            created_at__gt=since,
+            created_at__lte=now,
+        ).distinct()
+        woken = Snooze.objects.filter(
+            user=pref.user, woken_at__gt=since, woken_at__lte=now, item__status=InboxItem.Status.OPEN
+        )
         items = list(
-            InboxItem.objects.filter(
-                access.deciding_items_q(pref.user),
-                status=InboxItem.Status.OPEN,
-                created_at__gt=since,
-                created_at__lte=now,
-            )
-            .distinct()
-            .select_related("agent", "thread", "run")
-            .order_by("agent__name", "created_at")
+            arrived.select_related("agent", "thread", "run").order_by("agent__name", "created_at")[:DIGEST_LISTED]
         )
         back = [
             with_decision_links(item_summary(snooze.item), snooze.item, user=pref.user)
-            for snooze in Snooze.objects.filter(
-                user=pref.user, woken_at__gt=since, woken_at__lte=now, item__status=InboxItem.Status.OPEN
-            )
-            .select_related("item__agent", "item__thread", "item__run")
-            .order_by("woken_at", "pk")
+            for snooze in woken.select_related("item__agent", "item__thread", "item__run").order_by("woken_at", "pk")[
+                :DIGEST_LISTED
+            ]
         ]
         if not items and not back:
             continue
+        # A digest lists at most DIGEST_LISTED of each and counts the rest (a burst can be thousands of items).
+        count = arrived.count() if len(items) == DIGEST_LISTED else len(items)
+        back_count = woken.count() if len(back) == DIGEST_LISTED else len(back)
         groups: dict[str, list[dict]] = defaultdict(list)
         for item in items:
             groups[item.agent.name or item.agent.slug].append(
                 with_decision_links(item_summary(item), item, user=pref.user)
             )
-        subject = f"[Inbox] Digest: {len(items) + len(back)} item(s) waiting for a decision"
-        context = {"groups": dict(groups), "count": len(items), "since": since, "back": back}
+        subject = f"[Inbox] Digest: {count + back_count} item(s) waiting for a decision"
+        context = {
+            "groups": dict(groups),
+            "count": count,
+            "more": count - len(items),
+            "since": since,
+            "back": back,
+            "back_more": back_count - len(back),
+            "inbox_url": absolute_url(reverse("inbox:list")),
+        }
         message = email_message(pref.user, subject, "digest", context)
         sent += message.send() or 0
     return sent

@@ -3,7 +3,9 @@ per team (digests: ``inbox.teams.digests``; webhook bodies and signatures: ``inb
 deliveries: ``inbox.teams.failures``; the Celery tasks: ``inbox.teams.tasks``).
 
 Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (a ``run_ingested``
-receiver) queues ``notify_new_runs`` for it once the ingest commits. That task claims each run by setting
+receiver) queues ``announce_new_runs`` once the ingest commits, ``INBOX_ANNOUNCE_DELAY_SECONDS`` ahead, unless
+one is queued already and has not started: new runs are announced together, so a burst of runs is one e-mail
+per person and agent, and one task instead of one per run. That task claims each unannounced run by setting
 ``notified_at``, emails the team members who want immediate mail and queues one ``deliver_webhook`` per enabled
 team webhook.
 ``notify_missed_runs`` (beat) announces runs whose task was lost. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
@@ -16,41 +18,58 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.core.cache import caches
 from django.core.mail import get_connection
 from django.db import transaction
+from django.urls import reverse
 from django.utils import timezone
 
 from agents.models import Agent
 from inbox.audit.record import Actor, audit
 from inbox.core.sql import id_set, update_returning
 from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
-from inbox.teams.mail import email_message, recipients_of
+from inbox.teams.mail import absolute_url, email_message, recipients_of
 from inbox.teams.summaries import item_summary, with_decision_links
-from inbox.teams.tasks import deliver_webhook, notify_new_runs
+from inbox.teams.tasks import announce_new_runs, deliver_webhook
 from inbox.teams.webhooks import webhook_body
 
 log = logging.getLogger(__name__)
 
 
-ANNOUNCE_BATCH = 500  # runs per notify_new_runs message (beat's catch-up)
+ANNOUNCE_BATCH = 100  # runs per announcement: one e-mail per person and agent, one webhook call per team
+ANNOUNCE_LISTED = 25  # items an announcement lists; it counts the rest and links to the agent's items
+# The mark, in the shared cache, of an ``announce_new_runs`` queued and not yet started.
+ANNOUNCEMENT_QUEUED = "announcement-queued"
 
 
 def notify_on_ingest(*, run: Run, items: list[InboxItem], **kwargs: object) -> None:
     """Receives ``run_ingested``, inside the ingest transaction: a run stored with open items (``notified_at``
-    NULL) is announced by ``notify_new_runs`` once the transaction commits, so the task sees what the agent's
+    NULL) is announced by ``announce_new_runs`` once the transaction commits, so the task sees what the agent's
     policies decided meanwhile.
 
-    Celery's ``delay_on_commit``, made robust: a broker that is down must not fail an ingest that is already
+    Robust like Celery's ``delay_on_commit`` should be: Redis down must not fail an ingest that is already
     committed. Django logs the error and the run keeps ``notified_at`` NULL, so ``notify_missed_runs`` (beat)
     announces it after the grace time."""
     if run.notified_at is None:
+        transaction.on_commit(queue_announcement, robust=True)
 
-        def announce() -> None:
-            notify_new_runs.delay([run.pk])
 
-        transaction.on_commit(announce, robust=True)
+def queue_announcement() -> None:
+    """Queue ``announce_new_runs`` ``INBOX_ANNOUNCE_DELAY_SECONDS`` ahead, unless one is queued and has not
+    started yet: that one will announce this run too (it reads every unannounced run when it starts, and it
+    clears the mark before reading). The mark lapses after ``INBOX_ANNOUNCE_GRACE_SECONDS``: if its task was
+    lost, later runs queue a new one, and beat announces the runs in between."""
+    cache = caches["shared"]
+    if not cache.add(ANNOUNCEMENT_QUEUED, True, timeout=settings.INBOX_ANNOUNCE_GRACE_SECONDS):
+        return
+    try:
+        announce_new_runs.apply_async(countdown=settings.INBOX_ANNOUNCE_DELAY_SECONDS)
+    except Exception:
+        cache.delete(ANNOUNCEMENT_QUEUED)  # nothing queued: the next run tries again
+        raise
 
 
 def _claim_runs(run_ids: list[int], now) -> list[int]:
@@ -113,17 +132,24 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_te
     subject = f"[Inbox] {first.tool_name or first.reason}: {first.message or first.interrupt_id}"[:150]
     if count > 1:
         subject = f"[Inbox] {count} new items from {agent.name or agent.slug}"
-    summaries = [item_summary(item) for item in agent_items]
+    listed = agent_items[:ANNOUNCE_LISTED]
+    summaries = [item_summary(item) for item in listed]
+    context = {
+        "agent": agent,
+        "count": count,
+        "more": count - len(listed),
+        "agent_url": absolute_url(f"{reverse('inbox:list')}?{urlencode({'agent': agent.slug})}"),
+    }
     messages = [
         email_message(
             user,
             subject,
             "new_items",
             {
-                "agent": agent,
+                **context,
                 "items": [
                     with_decision_links(summary, item, user=user)
-                    for summary, item in zip(summaries, agent_items, strict=True)
+                    for summary, item in zip(summaries, listed, strict=True)
                 ],
             },
         )
@@ -141,15 +167,31 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_te
     return sent
 
 
+def announce_new_runs_now() -> int:
+    """The task queued by ``queue_announcement``: announce every run stored with open items and not announced
+    yet, up to ``INBOX_ANNOUNCE_GRACE_SECONDS`` old (older ones are beat's, which also retries a failed send).
+    Returns the emails sent."""
+    # Cleared before reading: a run committed from now on queues the next task; one committed before is read here.
+    caches["shared"].delete(ANNOUNCEMENT_QUEUED)
+    cutoff = timezone.now() - timedelta(seconds=settings.INBOX_ANNOUNCE_GRACE_SECONDS)
+    return _announce_all(Run.objects.filter(notified_at__isnull=True, created_at__gte=cutoff))
+
+
 def announce_missed_runs() -> int:
     """Beat: announce runs still unannounced ``INBOX_ANNOUNCE_GRACE_SECONDS`` after they were stored (the
     queued task was lost: a broker outage, a process that died right after its commit). Returns the
     emails sent."""
     cutoff = timezone.now() - timedelta(seconds=settings.INBOX_ANNOUNCE_GRACE_SECONDS)
-    missed = Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff).order_by("pk")
+    return _announce_all(Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff))
+
+
+def _announce_all(unannounced) -> int:
+    """Announce the given unannounced runs, ``ANNOUNCE_BATCH`` at a time, in the order they were stored."""
     sent, after = 0, 0
-    # Walk by id: a run released again by a failed send is left for the next beat, not retried in a loop.
-    while run_ids := list(missed.filter(pk__gt=after).values_list("pk", flat=True)[:ANNOUNCE_BATCH]):
+    # Walk by id: a run released again by a failed send is not retried in this loop (a later task or beat takes it).
+    while run_ids := list(
+        unannounced.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[:ANNOUNCE_BATCH]
+    ):
         sent += announce_runs(run_ids)
         after = run_ids[-1]
     return sent

@@ -2,7 +2,7 @@
 messages and the beat schedule (``CELERY_BEAT_SCHEDULE``) name them, wherever the code lives. Each loads rows by
 id and calls the module of its concern; ``deliver_webhook`` retries its POST on transient failure.
 
-The announcements import ``notify_new_runs`` and ``deliver_webhook`` to queue them, so the announcing task imports
+The announcements import ``announce_new_runs`` and ``deliver_webhook`` to queue them, so the announcing task imports
 ``inbox.teams.notifications`` when it runs, not at load time."""
 
 from __future__ import annotations
@@ -31,12 +31,13 @@ from inbox.teams.webhooks import (
 log = logging.getLogger(__name__)
 
 
-@shared_task(name="inbox.notifications.notify_new_runs")
-def notify_new_runs(run_ids: list[int]) -> int:
-    """Announce the open items of the given runs (``notifications.announce_runs``); returns the emails sent."""
-    from inbox.teams.notifications import announce_runs
+@shared_task(name="inbox.notifications.announce_new_runs")
+def announce_new_runs() -> int:
+    """Announce the runs stored with open items since the last announcement (``notifications.announce_new_runs_now``);
+    returns the emails sent."""
+    from inbox.teams.notifications import announce_new_runs_now
 
-    return announce_runs(run_ids)
+    return announce_new_runs_now()
 
 
 @shared_task(name="inbox.notifications.notify_missed_runs")

@@ -19,7 +19,8 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run, TeamWebhook
-from inbox.teams.tasks import deliver_webhook, notify_missed_runs, notify_new_runs, send_digests
+from inbox.teams.notifications import ANNOUNCEMENT_QUEUED, announce_runs
+from inbox.teams.tasks import announce_new_runs, deliver_webhook, notify_missed_runs, send_digests
 from inbox.teams.webhooks import sign, webhook_body
 from tests.agent_servers import wait_for
 from tests.conftest import spec_example
@@ -94,7 +95,7 @@ def test_team_members_get_one_email_with_links_to_each_item(agent, ingest, alice
     settings.SITE_URL = "https://inbox.example.com"
     items = ingest_items(agent, ingest)
 
-    assert notify_new_runs(runs_of(items)) == 2
+    assert announce_runs(runs_of(items)) == 2
 
     assert sorted(message.to[0] for message in mailoutbox) == ["alice@example.com", "bob@example.com"]
     message = mailoutbox[0]
@@ -112,7 +113,7 @@ def test_the_email_says_reasons_and_deadlines_in_words_and_marks_a_short_one(age
     soon = timezone.now() + timedelta(minutes=20)
     body["outcome"]["interrupts"][0]["expiresAt"] = soon.isoformat()
     ingest(agent, body)
-    notify_new_runs([Run.objects.get().pk])
+    announce_runs([Run.objects.get().pk])
     (message,) = mailoutbox
     html = message.alternatives[0][0]
     for text in (message.body, html):
@@ -126,7 +127,7 @@ def test_agent_text_is_escaped_in_the_html_email(agent, ingest, alice, mailoutbo
     body = copy.deepcopy(spec_example("minimal_tool_approval"))
     body["outcome"]["interrupts"][0]["message"] = "<script>alert(1)</script> approve?"
     ingest(agent, body)
-    notify_new_runs([Run.objects.get().pk])
+    announce_runs([Run.objects.get().pk])
     html = mailoutbox[0].alternatives[0][0]
     assert "<script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; approve?" in html
 
@@ -134,14 +135,14 @@ def test_agent_text_is_escaped_in_the_html_email(agent, ingest, alice, mailoutbo
 def test_digest_and_off_users_get_no_immediate_email(agent, ingest, alice, bob, mailoutbox):
     NotificationPreference.objects.create(user=alice, email_mode="digest")
     NotificationPreference.objects.create(user=bob, email_mode="off")
-    notify_new_runs(runs_of(ingest_items(agent, ingest)))
+    announce_runs(runs_of(ingest_items(agent, ingest)))
     assert mailoutbox == []
 
 
 def test_items_decided_before_the_task_runs_are_not_announced(agent, ingest, alice, mailoutbox):
     items = ingest_items(agent, ingest)
     InboxItem.objects.filter(pk__in=[item.pk for item in items]).update(status="expired")
-    assert notify_new_runs(runs_of(items)) == 0 and mailoutbox == []
+    assert announce_runs(runs_of(items)) == 0 and mailoutbox == []
 
 
 def test_an_agent_without_a_team_is_announced_to_staff_as_its_reminders_are(
@@ -150,7 +151,7 @@ def test_an_agent_without_a_team_is_announced_to_staff_as_its_reminders_are(
     lone = make_agent("lone")
     lone.agent.teams.clear()
     runs = runs_of(ingest_items(lone, ingest))
-    assert notify_new_runs(runs) == 1
+    assert announce_runs(runs) == 1
     assert [message.to for message in mailoutbox] == [["staff@example.com"]]  # not alice: not her team's agent
 
     NotificationPreference.objects.create(user=staff, email_mode="digest")
@@ -162,8 +163,8 @@ def test_an_agent_without_a_team_is_announced_to_staff_as_its_reminders_are(
 
 def test_a_run_is_announced_once_however_often_its_task_runs(agent, ingest, alice, mailoutbox):
     runs = runs_of(ingest_items(agent, ingest))
-    assert notify_new_runs(runs) == 1
-    assert notify_new_runs(runs) == 0 and notify_new_runs(runs + runs) == 0
+    assert announce_runs(runs) == 1
+    assert announce_runs(runs) == 0 and announce_runs(runs + runs) == 0
     assert len(mailoutbox) == 1 and AuditEvent.objects.filter(verb="item.notified").count() == 1
     assert Run.objects.get().notified_at is not None
 
@@ -189,27 +190,79 @@ def test_beat_announces_a_run_whose_task_was_lost_after_the_grace_time(agent, in
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
 
 
-def test_an_ingest_queues_the_announcement_of_its_run_when_it_commits(
-    agent, ingest, monkeypatch, django_capture_on_commit_callbacks
+def test_an_ingest_queues_one_announcement_for_the_runs_that_arrive_until_it_starts(
+    make_agent, ingest, alice, monkeypatch, mailoutbox, settings, django_capture_on_commit_callbacks
 ):
-    queued: list[list[int]] = []
-    monkeypatch.setattr(notify_new_runs, "delay", queued.append)
+    settings.INBOX_ANNOUNCE_DELAY_SECONDS = 1.5
+    queued: list[dict] = []
+    monkeypatch.setattr(announce_new_runs, "apply_async", lambda **options: queued.append(options))
     with django_capture_on_commit_callbacks(execute=True):
-        items = ingest_items(agent, ingest)
+        first = ingest_items(make_agent("one"), ingest)
         assert queued == []  # not before the commit
-    assert queued == [runs_of(items)]
+    assert queued == [{"countdown": 1.5}]
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_items(make_agent("two"), ingest)
+        ingest_items(make_agent("three"), ingest, "minimal_tool_approval")
+    assert len(queued) == 1  # the queued task has not started: it will announce these runs too
+
+    assert announce_new_runs() == 3  # the task, as the worker runs it: one e-mail per agent for alice
+    assert not Run.objects.filter(notified_at__isnull=True).exists()
+    assert sorted(message.subject for message in mailoutbox)[0].startswith("[Inbox] 3 new items from")
+    assert {message.to[0] for message in mailoutbox} == {"alice@example.com"}
+    # Once it has started, the next run queues the next announcement.
+    with django_capture_on_commit_callbacks(execute=True):
+        ingest_items(make_agent("four"), ingest)
+    assert len(queued) == 2 and announce_new_runs() == 1 and len(mailoutbox) == 4
+    assert announce_runs(runs_of(first)) == 0  # each run is announced once
+
+
+def test_the_announcement_leaves_runs_older_than_the_grace_time_to_beat(agent, ingest, alice, mailoutbox, settings):
+    settings.INBOX_ANNOUNCE_GRACE_SECONDS = 60
+    ingest_items(agent, ingest)
+    with time_machine.travel(timezone.now() + timedelta(seconds=61)):
+        assert announce_new_runs() == 0 and mailoutbox == []
+        assert notify_missed_runs() == 1
+    assert [message.to for message in mailoutbox] == [["alice@example.com"]]
+
+
+def test_a_burst_is_one_email_that_lists_the_first_items_and_links_to_the_rest(
+    make_agent, ingest, alice, mailoutbox, settings, monkeypatch
+):
+    settings.SITE_URL = "https://inbox.example.com"
+    monkeypatch.setattr("inbox.teams.notifications.ANNOUNCE_LISTED", 2)
+    items = ingest_items(make_agent("mailer"), ingest)  # three interrupts
+    assert announce_runs(runs_of(items)) == 1
+    (message,) = mailoutbox
+    assert "waiting for a decision on 3 items" in message.body
+    assert f"/inbox/items/{items[1].pk}/" in message.body and f"/inbox/items/{items[2].pk}/" not in message.body
+    assert "…and 1 more: https://inbox.example.com/inbox/?agent=mailer" in message.body
+    html = message.alternatives[0][0]
+    assert "…and 1 more." in html and 'href="https://inbox.example.com/inbox/?agent=mailer"' in html
+
+
+def test_a_webhook_call_counts_every_item_and_carries_at_most_its_limit(agent, ingest, monkeypatch):
+    monkeypatch.setattr("inbox.teams.webhooks.WEBHOOK_ITEMS", 2)
+    monkeypatch.setattr("inbox.teams.webhooks.WEBHOOK_TEXT_LINES", 1)
+    items = ingest_items(agent, ingest)  # three interrupts
+    body = json.loads(webhook_body(agent=agent.agent, team_name="ops", items=items))
+    assert body["count"] == 3 and [entry["id"] for entry in body["items"]] == [items[0].pk, items[1].pk]
+    lines = body["text"].splitlines()
+    assert len(lines) == 3 and lines[1].endswith(body["items"][0]["url"]) and lines[2] == "…and 2 more"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_broker_that_is_down_fails_no_ingest_and_beat_announces_the_run(
+def test_redis_down_at_the_commit_fails_no_ingest_and_beat_announces_the_run(
     agent, ingest, alice, mailoutbox, monkeypatch
 ):
-    def down(run_ids: list[int]) -> None:
+    def down(**options: object) -> None:
         raise ConnectionRefusedError("the broker is down")
 
-    monkeypatch.setattr(notify_new_runs, "delay", down)
+    monkeypatch.setattr(announce_new_runs, "apply_async", down)
     ingest_items(agent, ingest)  # answered 201 although the announcement could not be queued
     assert Run.objects.get().notified_at is None
+    from django.core.cache import caches
+
+    assert caches["shared"].get(ANNOUNCEMENT_QUEUED) is None  # not marked as queued: the next run tries again
     with time_machine.travel(timezone.now() + timedelta(minutes=5)):
         assert notify_missed_runs() == 1
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
@@ -266,6 +319,23 @@ def test_the_digest_mails_what_arrived_since_the_last_one_once(agent, ingest, ma
     assert "1 item arrived" in mailoutbox[1].body and "x@y.com" not in mailoutbox[1].body
 
 
+def test_a_digest_lists_its_first_items_and_counts_the_rest(agent, ingest, bob, mailoutbox, monkeypatch, settings):
+    settings.SITE_URL = "https://inbox.example.com"
+    monkeypatch.setattr("inbox.teams.digests.DIGEST_LISTED", 2)
+    NotificationPreference.objects.create(user=bob, email_mode="digest")
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        items = ingest_items(agent, ingest)  # three interrupts
+    with time_machine.travel(start + timedelta(minutes=5), tick=False):
+        assert send_digests() == 1
+    (message,) = mailoutbox
+    assert message.subject == "[Inbox] Digest: 3 item(s) waiting for a decision"
+    assert "3 items arrived" in message.body
+    assert sum(f"/inbox/items/{item.pk}/" in message.body for item in items) == 2
+    assert "…and 1 more: https://inbox.example.com/inbox/" in message.body
+    assert "…and 1 more." in message.alternatives[0][0]
+
+
 # --- webhooks ---------------------------------------------------------------------------------------
 
 
@@ -320,7 +390,7 @@ def test_disabled_webhooks_and_other_teams_webhooks_are_not_called(
     TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET, enabled=False)
     TeamWebhook.objects.create(team=Group.objects.create(name="finance"), url=receiver().url, secret=SECRET)
     enabled = TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
-    notify_new_runs(runs_of(ingest_items(agent, ingest)))
+    announce_runs(runs_of(ingest_items(agent, ingest)))
     assert queued == [enabled.pk]
 
 

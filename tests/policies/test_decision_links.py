@@ -15,7 +15,8 @@ from inbox.decisions.links import make_token
 from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run
 from inbox.teams.claims import item_claim
-from inbox.teams.tasks import notify_new_runs, send_digests
+from inbox.teams.notifications import announce_runs
+from inbox.teams.tasks import send_digests
 from inbox.teams.webhooks import webhook_body
 from tests.policies.runs import post_tool_run
 
@@ -51,15 +52,15 @@ def test_new_item_emails_carry_approve_and_deny_links_for_yes_no_items_only(site
         "required": ["approved", "why"],
     }
     needs_input = post_tool_run(ingest, agent, "t2", "r2", ("sendEmail", {}), responseSchema=form)
-    notify_new_runs([yes_no.pk])
-    notify_new_runs([needs_input.pk])
+    announce_runs([yes_no.pk])
+    announce_runs([needs_input.pk])
     first, second = [m for m in mailoutbox if m.to == ["alice@example.com"]]
     assert len(links_in(first.body)) == 2 and "Approve:" in first.body
     assert links_in(second.body) == []
 
 
 def test_a_get_never_decides_and_the_confirmation_post_does(site, client, email_item, alice, mailoutbox):
-    notify_new_runs([email_item.run_id])
+    announce_runs([email_item.run_id])
     links = alices_links(mailoutbox)
     anonymous = client.get(links["approve"])
     assert anonymous.status_code == 302 and "/accounts/login/" in anonymous["Location"]
@@ -80,7 +81,7 @@ def test_a_get_never_decides_and_the_confirmation_post_does(site, client, email_
 def test_a_used_link_cannot_be_reused(site, client, make_agent, ingest, alice, mailoutbox):
     quorum = make_agent("quorum", approvals_required=2)
     item = post_tool_run(ingest, quorum, "t1", "r1", ("sendEmail", {})).items.get()
-    notify_new_runs([item.run_id])
+    announce_runs([item.run_id])
     links = alices_links(mailoutbox)
     client.force_login(alice)
     assert client.post(links["approve"]).status_code == 302  # 1 of 2: the item stays open
@@ -91,7 +92,7 @@ def test_a_used_link_cannot_be_reused(site, client, make_agent, ingest, alice, m
 
 
 def test_a_link_forwarded_to_another_user_does_nothing(site, client, email_item, alice, bob, mailoutbox):
-    notify_new_runs([email_item.run_id])
+    announce_runs([email_item.run_id])
     links = alices_links(mailoutbox)
     client.force_login(bob)
     for response in (client.get(links["approve"]), client.post(links["approve"])):
@@ -106,7 +107,7 @@ def test_a_link_forwarded_to_another_user_does_nothing(site, client, email_item,
 
 
 def test_a_link_for_a_decided_item_says_so(site, client, email_item, alice, bob, mailoutbox):
-    notify_new_runs([email_item.run_id])
+    announce_runs([email_item.run_id])
     links = alices_links(mailoutbox)
     decision_submit(item_id=email_item.pk, user=bob, status="resolved", payload={"approved": False})
     client.force_login(alice)
@@ -117,7 +118,7 @@ def test_a_link_for_a_decided_item_says_so(site, client, email_item, alice, bob,
 
 
 def test_a_link_for_an_expired_item_says_so(site, client, email_item, alice, mailoutbox):
-    notify_new_runs([email_item.run_id])
+    announce_runs([email_item.run_id])
     links = alices_links(mailoutbox)
     client.force_login(alice)
     with time_machine.travel(email_item.expires_at + timedelta(seconds=1)):

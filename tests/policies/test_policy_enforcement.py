@@ -76,9 +76,10 @@ def test_the_ingest_answer_shows_items_as_the_policy_left_them(ingest, agent, in
 def test_the_announcement_after_the_commit_sees_what_the_policy_decided(
     ingest, agent, alice, internal_email, monkeypatch, mailoutbox, django_capture_on_commit_callbacks
 ):
-    from inbox.teams.notifications import notify_new_runs
+    from inbox.teams.tasks import announce_new_runs
 
-    monkeypatch.setattr(notify_new_runs, "delay", notify_new_runs)  # the task runs at the commit, in this process
+    # The task runs at the commit, in this process.
+    monkeypatch.setattr(announce_new_runs, "apply_async", lambda **options: announce_new_runs())
     with django_capture_on_commit_callbacks(execute=True):
         decided = post_tool_run(ingest, agent, "t1", "r1", ("sendEmail", {"to": "ann@ourco.com"}))
         left_open = post_tool_run(ingest, agent, "t2", "r2", ("sendEmail", {"to": "eve@elsewhere.com"}))

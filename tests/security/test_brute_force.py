@@ -91,10 +91,10 @@ def test_every_cache_object_of_a_process_shares_one_redis_client():
     client and its pool beneath them are the process's, so a request does not open a connection of its own."""
     from django.core.cache import caches
 
-    first, second = caches.create_connection("throttle"), caches.create_connection("throttle")
+    first, second = caches.create_connection("shared"), caches.create_connection("shared")
     assert first is not second
     assert first._cache.get_client(write=True) is second._cache.get_client(write=True)
-    assert first._cache.get_client(write=True) is caches["throttle"]._cache.get_client()
+    assert first._cache.get_client(write=True) is caches["shared"]._cache.get_client()
 
 
 @pytest.mark.parametrize("token", ["Token wrong-1", "Token 0123456789abcdef0123456789abcdef01234567"])
@@ -109,7 +109,7 @@ def test_while_the_throttle_counter_is_unreachable_the_api_answers_uncounted(cli
     """The limits are not counted while their Redis is down (logged): an outage of the counter is not one of the
     API."""
     caches = {**settings.CACHES}
-    caches["throttle"] = {**caches["throttle"], "LOCATION": "redis://127.0.0.1:1/0"}  # nothing listens there
+    caches["shared"] = {**caches["shared"], "LOCATION": "redis://127.0.0.1:1/0"}  # nothing listens there
     settings.CACHES = caches
     body = {"type": "RUN_FINISHED", "threadId": "t-down", "runId": "r-down"}
     posted = client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth)

@@ -18,7 +18,8 @@ from standardwebhooks import Webhook, WebhookVerificationError
 from inbox.decisions.services import decision_submit
 from inbox.expiry.reminders import reminders_send
 from inbox.models import InboxItem, Resume, Run, TeamWebhook
-from inbox.teams.tasks import deliver_webhook, notify_new_runs
+from inbox.teams.notifications import announce_runs
+from inbox.teams.tasks import deliver_webhook
 
 
 def post(agent, ingest, interrupt: dict, *, thread: str = "t-1") -> InboxItem:
@@ -35,7 +36,7 @@ def post(agent, ingest, interrupt: dict, *, thread: str = "t-1") -> InboxItem:
 # --- email subjects ---------------------------------------------------------------------------------------
 def test_a_line_break_in_a_message_does_not_stop_the_announcement(agent, ingest, alice, mailoutbox):
     item = post(agent, ingest, {"message": "Pay invoice\r\nBcc: everyone@example.com\u2028now"})
-    assert notify_new_runs([item.run_id]) == 1
+    assert announce_runs([item.run_id]) == 1
     [email] = mailoutbox
     assert email.subject == "[Inbox] confirmation: Pay invoice Bcc: everyone@example.com now"
     assert email.bcc == [] and "everyone@example.com" not in email.message().get("Bcc", "")
