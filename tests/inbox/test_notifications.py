@@ -426,6 +426,32 @@ def test_an_ingested_run_reaches_the_team_by_email_and_by_a_retried_webhook(
     assert f"/inbox/items/{item_id}/" in worker.log()
 
 
+@pytest.mark.worker
+def test_a_burst_of_runs_is_one_email_and_one_webhook_call_from_a_real_worker(
+    agent, team, alice, receiver, client, start_worker, settings
+):
+    settings.INBOX_ANNOUNCE_DELAY_SECONDS = 5  # the first run's commit queues the announcement this far ahead
+    hook = receiver(200)
+    TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
+    worker = start_worker()
+    item_ids = []
+    for n in range(4):
+        body = copy.deepcopy(spec_example("minimal_tool_approval"))
+        body["threadId"] = f"burst-{n}"
+        response = client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth)
+        assert response.status_code == 201
+        item_ids.append(response.json()["items"][0]["id"])
+
+    wait_for(lambda: hook.bodies, what="the announcement's webhook call")
+    wait_for(lambda: "To: alice@example.com" in worker.log(), what="the email to alice")
+    assert not Run.objects.filter(notified_at__isnull=True).exists()
+    (call,) = [json.loads(body) for body in hook.bodies]
+    assert call["count"] == 4 and sorted(entry["id"] for entry in call["items"]) == sorted(item_ids)
+    log = worker.log()
+    assert log.count("To: alice@example.com") == 1 and "4 new items from" in log
+    assert all(f"/inbox/items/{item_id}/" in log for item_id in item_ids)
+
+
 # --- the preferences page -----------------------------------------------------------------------------
 
 
