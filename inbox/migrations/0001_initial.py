@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
                 ('tool_call', models.JSONField(blank=True, null=True)),
                 ('status', models.CharField(choices=[('open', 'Open'), ('resolved', 'Resolved'), ('cancelled', 'Cancelled'), ('expired', 'Expired')], default='open', max_length=16)),
                 ('status_note', models.TextField(blank=True, help_text='Why the item ended as it did, when not decided.')),
-                ('outcome', models.CharField(blank=True, choices=[('approved', 'Approved'), ('approved_with_edits', 'Approved with edits'), ('denied', 'Denied'), ('answered', 'Answered'), ('cancelled', 'Cancelled'), ('expired', 'Expired')], default='', max_length=24)),
+                ('outcome', models.CharField(blank=True, choices=[('approved', 'Approved'), ('approved_with_edits', 'Approved with edits'), ('denied', 'Denied'), ('answered', 'Answered'), ('cancelled', 'Cancelled'), ('expired', 'Expired'), ('superseded', 'Superseded')], default='', max_length=24)),
                 ('response_payload', models.JSONField(blank=True, null=True)),
                 ('decided_at', models.DateTimeField(blank=True, null=True)),
                 ('decision_comment', models.TextField(blank=True)),
@@ -80,6 +80,50 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
+            name='EscalationRule',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('step', models.PositiveSmallIntegerField(default=1, help_text='1, or 2 to go further up the chain.')),
+                ('after_minutes', models.PositiveIntegerField(blank=True, help_text='Still open this long after arrival.', null=True)),
+                ('before_deadline_minutes', models.PositiveIntegerField(blank=True, help_text='Still open this long before its deadline.', null=True)),
+                ('enabled', models.BooleanField(default=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('agent', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='escalation_rules', to='agents.agent')),
+                ('created_by', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('team', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='escalation_rules', to='auth.group')),
+                ('to_team', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='escalations_to', to='auth.group')),
+                ('to_user', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+            ],
+            options={
+                'ordering': ['team_id', 'agent_id', 'step'],
+            },
+        ),
+        migrations.CreateModel(
+            name='ItemSearchText',
+            fields=[
+                ('item', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='search_text', serialize=False, to='inbox.inboxitem')),
+                ('text', models.TextField()),
+                ('tool_call_id', models.CharField(blank=True, default='', max_length=255)),
+            ],
+        ),
+        migrations.CreateModel(
+            name='Escalation',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('step', models.PositiveSmallIntegerField()),
+                ('target_label', models.CharField(max_length=200)),
+                ('why', models.CharField(max_length=300)),
+                ('fired_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('to_team', models.ForeignKey(blank=True, db_constraint=False, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='auth.group')),
+                ('to_user', models.ForeignKey(blank=True, db_constraint=False, db_index=False, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('rule', models.ForeignKey(db_constraint=False, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='escalations', to='inbox.escalationrule')),
+                ('item', models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='escalations', to='inbox.inboxitem')),
+            ],
+            options={
+                'ordering': ['fired_at', 'id'],
+            },
+        ),
+        migrations.CreateModel(
             name='DecisionLinkUse',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
@@ -101,6 +145,8 @@ class Migration(migrations.Migration):
                 ('final', models.BooleanField(default=False)),
                 ('counts', models.BooleanField(default=True)),
                 ('created_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                ('undo_until', models.DateTimeField(blank=True, null=True)),
+                ('withdrawn_at', models.DateTimeField(blank=True, null=True)),
                 ('user', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='decisions', to=settings.AUTH_USER_MODEL)),
                 ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='inbox.inboxitem')),
             ],
@@ -148,6 +194,46 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
+            name='PolicyBacktest',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('policy_version', models.PositiveIntegerField()),
+                ('draft', models.BooleanField(default=False, help_text="The form's unsaved values, not the saved version.")),
+                ('rules', models.JSONField()),
+                ('days', models.PositiveSmallIntegerField()),
+                ('since', models.DateTimeField()),
+                ('until', models.DateTimeField()),
+                ('state', models.CharField(choices=[('pending', 'Queued'), ('running', 'Reading items'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=16)),
+                ('total', models.PositiveIntegerField(default=0)),
+                ('scanned', models.PositiveIntegerField(default=0)),
+                ('decided', models.PositiveIntegerField(default=0)),
+                ('matched', models.PositiveIntegerField(default=0)),
+                ('compared', models.PositiveIntegerField(default=0)),
+                ('agreed', models.PositiveIntegerField(default=0)),
+                ('found_wrong', models.PositiveIntegerField(default=0)),
+                ('outcomes', models.JSONField(default=dict)),
+                ('error', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('progress_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('attempt', models.PositiveSmallIntegerField(default=0)),
+                ('policy', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='backtests', to='inbox.policy')),
+                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+            ],
+            options={
+                'ordering': ['-created_at', '-pk'],
+            },
+        ),
+        migrations.CreateModel(
+            name='BacktestFinding',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('kind', models.CharField(choices=[('disagreed', 'People decided otherwise'), ('found_wrong', 'Found wrong later')], max_length=16)),
+                ('item', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='inbox.inboxitem')),
+                ('backtest', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='findings', to='inbox.policybacktest')),
+            ],
+        ),
+        migrations.CreateModel(
             name='PolicyMatch',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
@@ -181,6 +267,7 @@ class Migration(migrations.Migration):
                 ('messages_snapshot', models.JSONField(blank=True, null=True)),
                 ('tool_calls', models.JSONField(blank=True, default=list)),
                 ('tool_results', models.JSONField(blank=True, default=list)),
+                ('pending_tool_call_ids', models.JSONField(blank=True, default=list)),
                 ('events', models.JSONField(blank=True, default=list)),
                 ('input', models.JSONField(blank=True, null=True)),
                 ('requested_by', models.CharField(blank=True, max_length=255)),
@@ -205,6 +292,8 @@ class Migration(migrations.Migration):
                 ('behaviour', models.CharField(max_length=64)),
                 ('variant', models.CharField(max_length=64)),
                 ('detail', models.TextField(blank=True)),
+                ('evidence_run_id', models.CharField(blank=True, default='', max_length=255)),
+                ('event_index', models.IntegerField(blank=True, null=True)),
                 ('first_seen_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('last_seen_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('agent', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='conformance', to='agents.agent')),
@@ -224,6 +313,49 @@ class Migration(migrations.Migration):
             options={
                 'ordering': ['created_at', 'id'],
             },
+        ),
+        migrations.CreateModel(
+            name='RunStart',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('thread_id', models.CharField(max_length=255)),
+                ('run_input', models.JSONField()),
+                ('state', models.CharField(choices=[('pending', 'Asking the agent'), ('done', 'Done'), ('failed', 'Failed')], default='pending', max_length=16)),
+                ('error_status', models.PositiveSmallIntegerField(blank=True, null=True)),
+                ('error_code', models.CharField(blank=True, max_length=64)),
+                ('error', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='starts', to='agents.agent')),
+                ('run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='inbox.run')),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='run_starts', to=settings.AUTH_USER_MODEL)),
+            ],
+            options={
+                'ordering': ['-created_at', '-pk'],
+            },
+        ),
+        migrations.CreateModel(
+            name='SavedView',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=60)),
+                ('query', models.CharField(blank=True, max_length=1000)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('owner', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('team', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='saved_views', to='auth.group')),
+            ],
+        ),
+        migrations.CreateModel(
+            name='Snooze',
+            fields=[
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('until', models.DateTimeField()),
+                ('clamped', models.BooleanField(default=False)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('woken_at', models.DateTimeField(blank=True, null=True)),
+                ('item', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='snoozes', to='inbox.inboxitem')),
+                ('user', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+            ],
         ),
         migrations.CreateModel(
             name='SSOIdentity',
@@ -279,7 +411,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('next_run_id', models.CharField(help_text="The resumed run's runId, fixed at creation.", max_length=255)),
                 ('input', models.JSONField(help_text='The exact RunAgentInput sent, camelCase.')),
-                ('state', models.CharField(choices=[('pending', 'Pending'), ('sending', 'Sending'), ('delivered', 'Delivered'), ('failed', 'Failed'), ('expired', 'Expired')], default='pending', max_length=16)),
+                ('state', models.CharField(choices=[('pending', 'Pending'), ('sending', 'Sending'), ('delivered', 'Delivered'), ('accepted', 'Delivered, result unknown'), ('failed', 'Failed'), ('expired', 'Expired')], default='pending', max_length=16)),
                 ('attempts', models.PositiveIntegerField(default=0)),
                 ('last_error', models.TextField(blank=True)),
                 ('next_attempt_at', models.DateTimeField(blank=True, null=True)),
@@ -322,17 +454,70 @@ class Migration(migrations.Migration):
             },
         ),
         migrations.CreateModel(
-            name='ItemSearchText',
+            name='AwayStatus',
             fields=[
-                ('item', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='search_text', serialize=False, to='inbox.inboxitem')),
-                ('text', models.TextField()),
-                ('tool_call_id', models.CharField(blank=True, default='', max_length=255)),
-                ('agent', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='agents.agent')),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('starts_at', models.DateTimeField()),
+                ('ends_at', models.DateTimeField()),
+                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('delegate', models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('set_by', models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='inbox_away', to=settings.AUTH_USER_MODEL)),
             ],
+            options={
+                'verbose_name': 'away status',
+                'verbose_name_plural': 'away statuses',
+                'constraints': [models.CheckConstraint(condition=models.Q(('ends_at__gt', models.F('starts_at'))), name='away_ends_after_it_starts'), models.CheckConstraint(condition=models.Q(('delegate', models.F('user')), _negated=True), name='away_delegate_is_someone_else')],
+            },
+        ),
+        migrations.AddConstraint(
+            model_name='escalationrule',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('team__isnull', False), ('agent__isnull', True)), models.Q(('team__isnull', True), ('agent__isnull', False)), _connector='OR'), name='escalation_scope_is_one_of_team_or_agent'),
+        ),
+        migrations.AddConstraint(
+            model_name='escalationrule',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('after_minutes__isnull', False), ('before_deadline_minutes__isnull', True)), models.Q(('after_minutes__isnull', True), ('before_deadline_minutes__isnull', False)), _connector='OR'), name='escalation_trigger_is_one'),
+        ),
+        migrations.AddConstraint(
+            model_name='escalationrule',
+            constraint=models.CheckConstraint(condition=models.Q(models.Q(('to_team__isnull', False), ('to_user__isnull', True)), models.Q(('to_team__isnull', True), ('to_user__isnull', False)), _connector='OR'), name='escalation_target_is_one'),
+        ),
+        migrations.AddConstraint(
+            model_name='escalationrule',
+            constraint=models.UniqueConstraint(condition=models.Q(('team__isnull', False)), fields=('team', 'step'), name='escalation_team_step'),
+        ),
+        migrations.AddConstraint(
+            model_name='escalationrule',
+            constraint=models.UniqueConstraint(condition=models.Q(('agent__isnull', False)), fields=('agent', 'step'), name='escalation_agent_step'),
+        ),
+        migrations.AddField(
+            model_name='itemsearchtext',
+            name='agent',
+            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='agents.agent'),
+        ),
+        migrations.AddIndex(
+            model_name='escalation',
+            index=models.Index(condition=models.Q(('to_team__isnull', False)), fields=['to_team', 'item'], name='escalation_to_team'),
+        ),
+        migrations.AddIndex(
+            model_name='escalation',
+            index=models.Index(condition=models.Q(('to_user__isnull', False)), fields=['to_user', 'item'], name='escalation_to_user'),
+        ),
+        migrations.AddConstraint(
+            model_name='escalation',
+            constraint=models.UniqueConstraint(fields=('item', 'rule'), name='escalation_once_per_item_and_rule'),
         ),
         migrations.AddConstraint(
             model_name='policy',
             constraint=models.CheckConstraint(condition=models.Q(models.Q(('agent__isnull', False), ('team__isnull', True)), models.Q(('agent__isnull', True), ('team__isnull', False)), _connector='OR'), name='policy_scope_is_one_of_agent_or_team'),
+        ),
+        migrations.AddIndex(
+            model_name='policybacktest',
+            index=models.Index(fields=['policy', '-created_at'], name='backtest_policy_newest'),
+        ),
+        migrations.AddIndex(
+            model_name='backtestfinding',
+            index=models.Index(fields=['backtest', 'kind', 'item'], name='finding_backtest_kind'),
         ),
         migrations.AddIndex(
             model_name='policymatch',
@@ -341,6 +526,26 @@ class Migration(migrations.Migration):
         migrations.AddConstraint(
             model_name='conformanceobservation',
             constraint=models.UniqueConstraint(fields=('agent', 'behaviour', 'variant'), name='conformance_unique_variant'),
+        ),
+        migrations.AddIndex(
+            model_name='savedview',
+            index=models.Index(condition=models.Q(('team__isnull', False)), fields=['team'], name='saved_view_team'),
+        ),
+        migrations.AddConstraint(
+            model_name='savedview',
+            constraint=models.UniqueConstraint(fields=('owner', 'name'), name='saved_view_name_per_owner'),
+        ),
+        migrations.AddIndex(
+            model_name='snooze',
+            index=models.Index(condition=models.Q(('woken_at__isnull', True)), fields=['until'], name='snooze_due'),
+        ),
+        migrations.AddIndex(
+            model_name='snooze',
+            index=models.Index(fields=['item'], name='snooze_item'),
+        ),
+        migrations.AddConstraint(
+            model_name='snooze',
+            constraint=models.UniqueConstraint(fields=('user', 'item'), name='snooze_one_per_person'),
         ),
         migrations.AddConstraint(
             model_name='ssoidentity',
@@ -392,11 +597,19 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='inboxitem',
-            index=models.Index(condition=models.Q(('status', 'open')), fields=['reason', 'agent', 'routed_team'], name='item_open_reason'),
+            index=models.Index(fields=['id', 'agent', 'routed_team'], name='item_newest'),
         ),
         migrations.AddIndex(
             model_name='inboxitem',
-            index=models.Index(fields=['reason', 'status', 'agent', 'routed_team'], name='item_reason_status'),
+            index=models.Index(fields=['agent', 'id', 'routed_team'], name='item_agent_newest'),
+        ),
+        migrations.AddIndex(
+            model_name='inboxitem',
+            index=models.Index(condition=models.Q(('status', 'open')), fields=['reason', 'agent', 'routed_team', 'id'], name='item_open_reason'),
+        ),
+        migrations.AddIndex(
+            model_name='inboxitem',
+            index=models.Index(fields=['reason', 'status', 'agent', 'routed_team', 'id'], name='item_reason_status'),
         ),
         migrations.AddIndex(
             model_name='inboxitem',
