@@ -24,6 +24,7 @@ from django.conf import settings
 from django.core.cache import caches
 from django.core.mail import get_connection
 from django.db import transaction
+from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -185,7 +186,7 @@ def announce_missed_runs() -> int:
     return _announce_all(Run.objects.filter(notified_at__isnull=True, created_at__lt=cutoff))
 
 
-def _announce_all(unannounced) -> int:
+def _announce_all(unannounced: QuerySet[Run]) -> int:
     """Announce the given unannounced runs, ``ANNOUNCE_BATCH`` at a time, in the order they were stored."""
     sent, after = 0, 0
     # Walk by id: a run released again by a failed send is not retried in this loop (a later task or beat takes it).
