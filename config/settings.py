@@ -232,7 +232,7 @@ INBOX_WEBHOOK_BACKOFF_CAP = env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0)
 INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
 INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
 # New runs are announced together, by one task this long after the first of them is stored (a burst of runs is
-# one e-mail per person and agent, not one per run).
+# one e-mail per person and agent).
 INBOX_ANNOUNCE_DELAY_SECONDS = env_float("INBOX_ANNOUNCE_DELAY_SECONDS", 1.0)
 # A run still unannounced this long after it was stored lost its notification task; beat announces it.
 INBOX_ANNOUNCE_GRACE_SECONDS = env_float("INBOX_ANNOUNCE_GRACE_SECONDS", 15.0)

@@ -4,8 +4,8 @@ deliveries: ``inbox.teams.failures``; the Celery tasks: ``inbox.teams.tasks``).
 
 Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (a ``run_ingested``
 receiver) queues ``announce_new_runs`` once the ingest commits, ``INBOX_ANNOUNCE_DELAY_SECONDS`` ahead, unless
-one is queued already and has not started: new runs are announced together, so a burst of runs is one e-mail
-per person and agent, and one task instead of one per run. That task claims each unannounced run by setting
+one is queued already and has not started: new runs are announced together, so a burst of runs is one task, one e-mail
+per person and agent and one webhook call per team. That task claims each unannounced run by setting
 ``notified_at``, emails the team members who want immediate mail and queues one ``deliver_webhook`` per enabled
 team webhook.
 ``notify_missed_runs`` (beat) announces runs whose task was lost. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
