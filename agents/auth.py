@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, permissions
 from rest_framework.request import Request
 
 from agents.models import Agent, AgentToken, hash_token
@@ -16,6 +16,13 @@ def request_agent(request: Request) -> Agent:
     if not isinstance(request.auth, Agent):
         raise exceptions.NotAuthenticated("Missing 'Authorization: Bearer <agent token>' header.")
     return request.auth
+
+
+class IsAgent(permissions.BasePermission):
+    """Views for agents only: the request authenticated with an agent token."""
+
+    def has_permission(self, request: Request, view: object) -> bool:
+        return isinstance(request.auth, Agent)
 
 
 class AgentTokenAuthentication(authentication.BaseAuthentication):

@@ -280,7 +280,7 @@ def _read_events(payloads: Iterator[str]) -> list[dict]:
                 event_index=len(events),
             ) from None
         if isinstance(raw, dict) and raw.get("type") in _TERMINAL_TYPES:
-            # The run's last event: ``inbox.agui.parser.read_run`` checks it against the spec's contract and the
+            # The run's last event: ``inbox.agui.reader.read_run`` checks it against the spec's contract and the
             # SDK, and names the rule it breaks (an interrupt without id, an outcome {type: error}, ...).
             events.append(raw)
             return events

@@ -92,7 +92,7 @@ def team_policy():
     from django.contrib.auth.models import Group, User
 
     from agents.models import Agent
-    from inbox.policies.models import Policy
+    from inbox.models.policies import Policy
     from inbox.policies.services import policy_create
 
     everyone, _ = Group.objects.get_or_create(name="everyone")
@@ -141,8 +141,8 @@ def main() -> None:
     args = arguments()
     with fixture.scratch_database(args) as data:
         from inbox import limits
+        from inbox.models.policies import PolicyBacktest
         from inbox.policies.backtest import backtest_start
-        from inbox.policies.models import PolicyBacktest
 
         moved = args.decided if args.reuse else a_month_of_decisions(args.decided)
         policy = team_policy()

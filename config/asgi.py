@@ -11,7 +11,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from config.body_limit import BodyLimitMiddleware  # noqa: E402
 from config.startup import freeze_loaded_objects  # noqa: E402
-from inbox.live.routing import websocket_urlpatterns  # noqa: E402
+from inbox.web.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {

@@ -15,22 +15,22 @@ It answers within about a second whatever is down, and at once when nothing is:
 
 Anonymous callers (load balancers, uptime checks) get only the status per component; staff also get the
 reasons, the heartbeat ages and the timing. 200 when nothing is down (``degraded`` included: the web process
-serves), else 503 naming what is down. A database found down here also makes this web process's pages answer
-their 503 at once (``config.unavailable``).
+serves), else 503 naming what is down. The database probe lives in ``config.unavailable``: a database found down
+here also makes this web process's pages answer their 503 at once.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import redis
 from django.conf import settings
-from django.db import DatabaseError, connection
+from django.db import connection
 from django.http import HttpRequest, JsonResponse
 
-from config import heartbeat, unavailable
+from config import heartbeat
+from config.unavailable import error_text, probe_database
 
 OK, DEGRADED, DOWN = "ok", "degraded", "down"
 
@@ -39,76 +39,6 @@ OK, DEGRADED, DOWN = "ok", "degraded", "down"
 class Check:
     status: str
     reason: str | None = None
-
-
-def _error(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".strip()
-
-
-def probe_database() -> str | None:
-    """None when the database answers ``SELECT 1`` in time, else why not; tells ``config.unavailable`` which.
-
-    With the pool it waits at most ``INBOX_HEALTH_DATABASE_TIMEOUT`` for a pooled connection. Once this process
-    has found the database down, it asks the server on a connection of its own instead (the pool retries with
-    a growing backoff and would notice the server's return late); when that succeeds the pool is started afresh.
-    """
-    pool = getattr(connection, "pool", None)  # PostgreSQL with DB_POOL; None for SQLite or without a pool
-    if pool is None:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT 1")
-            error = None
-        except DatabaseError as exc:
-            error = _error(exc)
-    elif unavailable.database_seen_down():
-        error = _probe_direct()
-    else:
-        error = _probe_pool(pool)
-    unavailable.note_database(up=error is None)
-    return error
-
-
-def _probe_direct() -> str | None:
-    import psycopg
-
-    params = connection.settings_dict
-    try:
-        with psycopg.connect(
-            dbname=params["NAME"],
-            user=params.get("USER") or None,
-            password=params.get("PASSWORD") or None,
-            host=params.get("HOST") or None,
-            port=params.get("PORT") or None,
-            connect_timeout=2,  # libpq's least; a refused connection fails at once
-            autocommit=True,
-        ) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error as exc:
-        return _error(exc)
-    return None
-
-
-def _probe_pool(pool: Any) -> str | None:
-    import psycopg
-    from psycopg_pool import PoolTimeout
-
-    timeout = settings.INBOX_HEALTH_DATABASE_TIMEOUT
-    deadline = time.monotonic() + timeout
-    error = "no attempt"
-    # Twice: a pooled connection broken by a server restart fails once and is dropped by the pool.
-    for _ in range(2):
-        try:
-            pool.open()  # Django opens its pool lazily; a no-op once open
-            with pool.connection(timeout=max(0.05, deadline - time.monotonic())) as conn:
-                conn.execute("SELECT 1")
-            return None
-        except PoolTimeout:
-            return f"no database connection within {timeout:g} s (the server is unreachable or every one is busy)"
-        except psycopg.Error as exc:
-            error = _error(exc)
-        if time.monotonic() >= deadline:
-            break
-    return error
 
 
 def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, dict[str, float]]]:
@@ -125,12 +55,12 @@ def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, dict[str, float
         written, workers_seen, beat_newest = pipe.execute(raise_on_error=False)
     except redis.RedisError as exc:  # cannot talk to Redis at all
         down = Check(DOWN, "Redis is down, so no heartbeat can be read")
-        return {"redis": Check(DOWN, _error(exc)), "worker": down, "beat": down}, {}
+        return {"redis": Check(DOWN, error_text(exc)), "worker": down, "beat": down}, {}
     checks: dict[str, Check] = {}
     if isinstance(written, Exception):
-        checks["redis"] = Check(DOWN, f"Redis refuses writes, so no message moves: {_error(written)}")
+        checks["redis"] = Check(DOWN, f"Redis refuses writes, so no message moves: {error_text(written)}")
     elif isinstance(workers_seen, Exception) or isinstance(beat_newest, Exception):
-        checks["redis"] = Check(DOWN, _error(workers_seen if isinstance(workers_seen, Exception) else beat_newest))
+        checks["redis"] = Check(DOWN, error_text(workers_seen if isinstance(workers_seen, Exception) else beat_newest))
         unread = Check(DOWN, "no heartbeat could be read")
         return checks | {"worker": unread, "beat": unread}, {}
     else:

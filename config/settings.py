@@ -378,7 +378,7 @@ INBOX_FAILED_AUTH_RATE = env_str("INBOX_FAILED_AUTH_RATE", "30/min")  # failed t
 INBOX_INGEST_RATE = env_str("INBOX_INGEST_RATE", "6000/min")  # POST /api/v1/runs per agent
 REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"failed_auth": INBOX_FAILED_AUTH_RATE, "ingest": INBOX_INGEST_RATE}
 # The API reads JSON only: a form body is 415 (the pages, not the API, take forms).
-REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["inbox.parsers.JSONParser"]
+REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"] = ["inbox.api.json_body.SafeJSONParser"]
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
     # Shared by every process (Redis): the API throttles' counters, so a limit holds however many web processes
@@ -412,8 +412,8 @@ OIDC_GROUPS_CLAIM = env_str("OIDC_GROUPS_CLAIM", "groups")
 OIDC_TIMEOUT = env_float("OIDC_TIMEOUT", 10.0)
 OIDC_USE_PKCE = env_bool("OIDC_USE_PKCE", True)
 OIDC_STORE_ID_TOKEN = True  # for logging out at the provider too
-OIDC_AUTHENTICATE_CLASS = "inbox.sso.views.SSOAuthenticate"
-OIDC_CALLBACK_CLASS = "inbox.sso.views.SSOCallback"
+OIDC_AUTHENTICATE_CLASS = "inbox.web.sso.SSOAuthenticate"
+OIDC_CALLBACK_CLASS = "inbox.web.sso.SSOCallback"
 LOGIN_REDIRECT_URL_FAILURE = "/accounts/login/?sso=failed"
 # Local passwords: on for the embedded default; INBOX_LOCAL_LOGIN=0 leaves SSO as the only way in.
 INBOX_LOCAL_LOGIN = env_bool("INBOX_LOCAL_LOGIN", True)

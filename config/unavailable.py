@@ -8,7 +8,7 @@ user loaded from an unreachable database) and otherwise renders Django's ordinar
 A database outage is answered as fast as ``/healthz`` answers, not after the pool's wait
 (``DB_POOL_TIMEOUT``, seconds): once this web process has found the database unreachable (a request failed on
 it, or ``/healthz`` probed it), ``DatabaseOutageMiddleware`` first probes it on each request
-(``config.health.probe_database``: a connection of its own, refused at once while the server is down) and
+(``probe_database``: a connection of its own, refused at once while the server is down) and
 answers the 503 straight away until the probe succeeds; then the pool starts afresh.
 
 Nothing commits half: every write of the inbox runs in one ``transaction.atomic`` block, so a connection
@@ -22,9 +22,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views.defaults import server_error as django_server_error
@@ -78,15 +79,85 @@ def _restart_pool() -> None:
     """The pool kept retrying with a growing backoff during the outage; a new one connects now."""
     from django.db import connections
 
-    for connection in connections.all(initialized_only=True):
-        close_pool = getattr(connection, "close_pool", None)  # PostgreSQL's wrapper only
-        if close_pool is None or connection.alias not in getattr(connection, "_connection_pools", {}):
+    for wrapper in connections.all(initialized_only=True):
+        close_pool = getattr(wrapper, "close_pool", None)  # PostgreSQL's wrapper only
+        if close_pool is None or wrapper.alias not in getattr(wrapper, "_connection_pools", {}):
             continue
         try:
-            connection.close()
+            wrapper.close()
             close_pool()
         except (KeyError, OperationalError, InterfaceError):  # another thread restarted it first
             pass
+
+
+def error_text(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip()
+
+
+def probe_database() -> str | None:
+    """None when the database answers ``SELECT 1`` in time, else why not; remembers which for the middleware below.
+
+    With the pool it waits at most ``INBOX_HEALTH_DATABASE_TIMEOUT`` for a pooled connection. Once this process
+    has found the database down, it asks the server on a connection of its own instead (the pool retries with
+    a growing backoff and would notice the server's return late); when that succeeds the pool is started afresh.
+    """
+    pool = getattr(connection, "pool", None)  # PostgreSQL with DB_POOL; None for SQLite or without a pool
+    if pool is None:
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1")
+            error = None
+        except DatabaseError as exc:
+            error = error_text(exc)
+    elif database_seen_down():
+        error = _probe_direct()
+    else:
+        error = _probe_pool(pool)
+    note_database(up=error is None)
+    return error
+
+
+def _probe_direct() -> str | None:
+    import psycopg
+
+    params = connection.settings_dict
+    try:
+        with psycopg.connect(
+            dbname=params["NAME"],
+            user=params.get("USER") or None,
+            password=params.get("PASSWORD") or None,
+            host=params.get("HOST") or None,
+            port=params.get("PORT") or None,
+            connect_timeout=2,  # libpq's least; a refused connection fails at once
+            autocommit=True,
+        ) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error as exc:
+        return error_text(exc)
+    return None
+
+
+def _probe_pool(pool: Any) -> str | None:
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    timeout = settings.INBOX_HEALTH_DATABASE_TIMEOUT
+    deadline = time.monotonic() + timeout
+    error = "no attempt"
+    # Twice: a pooled connection broken by a server restart fails once and is dropped by the pool.
+    for _ in range(2):
+        try:
+            pool.open()  # Django opens its pool lazily; a no-op once open
+            with pool.connection(timeout=max(0.05, deadline - time.monotonic())) as conn:
+                conn.execute("SELECT 1")
+            return None
+        except PoolTimeout:
+            return f"no database connection within {timeout:g} s (the server is unreachable or every one is busy)"
+        except psycopg.Error as exc:
+            error = error_text(exc)
+        if time.monotonic() >= deadline:
+            break
+    return error
 
 
 class DatabaseOutageMiddleware:
@@ -97,8 +168,6 @@ class DatabaseOutageMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if _database_down_at is not None and request.path != "/healthz":  # /healthz probes on its own
-            from config.health import probe_database
-
             if probe_database() is not None:
                 return unavailable_response(request, "database")
         return self.get_response(request)

@@ -4,7 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from config.health import healthz
-from inbox.sso import views as sso_views
+from inbox.web import sso as sso_views
 
 handler500 = "config.unavailable.server_error"
 handler404 = "config.errors.page_not_found"

@@ -3,13 +3,7 @@
 from django.urls import path
 
 import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
-from inbox.conformance import api as conformance
-from inbox.decisions import api as decisions
-from inbox.ingest import api as ingest
-from inbox.listing import api as listing
-from inbox.policies import api as policies
-from inbox.resumes import api as resumes
-from inbox.teams import api as teams
+from inbox.api import conformance, decisions, ingest, listing, policies, resumes, teams
 
 urlpatterns = [
     path("runs", ingest.RunIngestApi.as_view(), name="api-runs-ingest"),

@@ -1,7 +1,7 @@
 from django.urls import path
 
 import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
-from inbox.audit import views
+from inbox.web import audit as views
 
 app_name = "audit"
 urlpatterns = [

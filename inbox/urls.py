@@ -3,11 +3,11 @@
 from django.urls import path
 
 import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
-from inbox.decisions import link_views
-from inbox.decisions import views as decision_views
-from inbox.listing import views as listing_views
-from inbox.policies import views as policy_views
-from inbox.teams import views as team_views
+from inbox.web import decisions as decision_views
+from inbox.web import links
+from inbox.web import listing as listing_views
+from inbox.web import policies as policy_views
+from inbox.web import teams as team_views
 
 app_name = "inbox"
 urlpatterns = [
@@ -25,7 +25,7 @@ urlpatterns = [
     path("inbox/items/<id:pk>/snooze/", team_views.item_snooze, name="item_snooze"),
     path("inbox/items/<id:pk>/unsnooze/", team_views.item_unsnooze, name="item_unsnooze"),
     path("inbox/items/<id:pk>/comments/", team_views.item_comment, name="item_comment"),
-    path("inbox/decide/<str:token>/", link_views.decision_link, name="decision_link"),
+    path("inbox/decide/<str:token>/", links.decision_link, name="decision_link"),
     path("inbox/bulk/", decision_views.bulk_decide, name="bulk_decide"),
     path("inbox/undo/", decision_views.undo, name="undo"),
     path("inbox/runs/<id:pk>/comments/", team_views.run_comment, name="run_comment"),

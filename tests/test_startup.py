@@ -20,7 +20,7 @@ def test_the_asgi_application_puts_its_startup_objects_out_of_the_collectors_sig
         "names = [p.relative_to('templates').as_posix() for p in Path('templates').rglob('*.html')]\n"
         "missing = [name for name in names if not isinstance(cached.get(name), base.Template)]\n"
         "tracked = sum(1 for o in gc.get_objects() if isinstance(o, base.Template))\n"
-        "print(gc.get_freeze_count(), 'inbox.listing.views' in sys.modules, len(names), len(missing), tracked)"
+        "print(gc.get_freeze_count(), 'inbox.web.listing' in sys.modules, len(names), len(missing), tracked)"
     )
     env = {**os.environ, "INBOX_VAR_DIR": str(tmp_path), "DJANGO_SETTINGS_MODULE": "config.settings"}
     try:

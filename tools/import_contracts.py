@@ -1,4 +1,4 @@
-"""An import-linter contract that import-linter does not ship: no import cycle between modules.
+"""Import-linter contracts that import-linter does not ship: no import cycle between modules, nor between packages.
 
 ``acyclic_siblings`` looks at cycles between the children of a package, each child with everything below it,
 so a page module of one package that renders another package's read side, while that read side applies the
@@ -8,7 +8,11 @@ connected component: a set of modules that import each other around a loop, lazy
 import listed in ``ignore_imports`` is taken out first; one that matches nothing fails the contract, so an
 exception cannot outlive its reason.
 
-Configured in ``.importlinter`` (``contract_types = acyclic: tools.import_contracts.AcyclicModulesContract``).
+``AcyclicPackagesContract`` looks one level up: every module counts as the child of its container it lives in
+(``inbox.teams.tasks`` as ``inbox.teams``, ``config.health`` as itself), and no two of those children may reach
+each other, however many modules the loop passes through.
+
+Configured in ``.importlinter`` (``contract_types``).
 """
 
 from __future__ import annotations
@@ -53,6 +57,51 @@ class AcyclicModulesContract(Contract):
             output.print_error("These modules import each other in a loop:")
             output.print_error("    " + " ->\n    ".join([*cycle, cycle[0]]))
             output.new_line()
+
+
+class AcyclicPackagesContract(Contract):
+    type_name = "acyclic_packages"
+
+    containers = fields.ListField(subfield=fields.StringField())
+
+    def check(self, graph: grimp.ImportGraph, verbose: bool) -> ContractCheck:
+        containers: list[str] = list(self.containers)  # type: ignore[call-overload]
+        units = {module: _unit(module, containers) for module in graph.modules}
+        imports: dict[str, set[str]] = {unit: set() for unit in units.values() if unit}
+        example: dict[tuple[str, str], str] = {}
+        for module, unit in units.items():
+            if not unit:
+                continue
+            for imported in graph.find_modules_directly_imported_by(module):
+                target = units.get(imported)
+                if target and target != unit:
+                    imports[unit].add(target)
+                    example.setdefault((unit, target), f"{module} -> {imported}")
+        ordered = {unit: sorted(targets) for unit, targets in sorted(imports.items())}
+        cycles = []
+        for component in _components(ordered):
+            if len(component) > 1:
+                loop = _a_cycle(component, ordered)
+                arrows = zip(loop, [*loop[1:], loop[0]], strict=True)
+                cycles.append([f"{a} -> {b}  ({example[(a, b)]})" for a, b in arrows])
+        return ContractCheck(kept=not cycles, warnings=[], metadata={"cycles": cycles})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        for cycle in check.metadata["cycles"]:
+            output.print_error("These packages import each other in a loop (one import of each arrow shown):")
+            output.print_error("    " + "\n    ".join(cycle))
+            output.new_line()
+
+
+def _unit(module: str, containers: list[str]) -> str:
+    """The child of the innermost container that holds ``module`` ('' outside every container)."""
+    best = ""
+    for container in containers:
+        if module.startswith(container + ".") and len(container) > len(best):
+            best = container
+    if not best:
+        return ""
+    return best + "." + module[len(best) + 1 :].split(".", 1)[0]
 
 
 def _components(imports: dict[str, list[str]]) -> list[list[str]]:

@@ -19,10 +19,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from inbox.agui.parser import IngestError, RunRecord, named_call, proposal_for
-from inbox.conformance.models import ConformanceObservation
+from inbox.agui.reader import IngestError, RunRecord, named_call, proposal_for
 from inbox.conformance.rules import BY_KEY
 from inbox.models import AuditEvent, InboxItem, Resume, Run, outcome_of
+from inbox.models.conformance import ConformanceObservation
 
 
 class Observation(NamedTuple):

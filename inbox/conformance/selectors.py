@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from agents.models import Agent
-from inbox.conformance.models import ConformanceObservation
 from inbox.conformance.rules import BEHAVIOURS, CONFORMS, DEVIATES
+from inbox.models.conformance import ConformanceObservation
 
 
 def agent_report(agent: Agent) -> list[dict[str, Any]]:

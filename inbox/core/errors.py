@@ -142,7 +142,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         code = getattr(exc, "default_code", "error")
         detail = getattr(exc, "detail", None)
         response.data.setdefault("error", getattr(detail, "code", None) or code)
-        field = getattr(exc, "field", None)  # inbox.core.parsers.UnsafeBody
+        field = getattr(exc, "field", None)  # the JSON parser's UnsafeBody
         if field:
             response.data.setdefault("field", field)
             response.data.setdefault("rule", getattr(exc, "rule", None))

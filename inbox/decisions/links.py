@@ -24,11 +24,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from inbox.audit.record import Actor, audit
-from inbox.decisions.link_models import DecisionLinkUse
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.decisions.shapes import bulk_payload, needs_form_input
 from inbox.models import InboxItem
+from inbox.models.links import DecisionLinkUse
 
 SALT = "inbox.decision-link"
 ACTIONS = ("approve", "deny")  # each sends the item's own yes/no shape (``inbox.decisions.shapes``)

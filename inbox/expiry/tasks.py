@@ -1,10 +1,9 @@
-"""Celery tasks of expiry: the beat-driven sweep, reminders and the end of snoozes. Thin wrappers around one service each."""
+"""Celery task of expiry: the beat-driven sweep, a thin wrapper around its service."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from inbox.expiry.reminders import reminders_send, snoozes_wake
 from inbox.expiry.services import expire_sweep
 
 
@@ -12,15 +11,3 @@ from inbox.expiry.services import expire_sweep
 def expire_stale_items() -> int:
 
     return expire_sweep()
-
-
-@shared_task(name="inbox.tasks.send_expiry_reminders")
-def send_expiry_reminders() -> int:
-
-    return reminders_send()
-
-
-@shared_task(name="inbox.tasks.wake_snoozed_items")
-def wake_snoozed_items() -> int:
-
-    return snoozes_wake()

@@ -12,14 +12,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from agents.models import Agent
-from inbox.agui.parser import IngestError, RunRecord, proposal_for
+from inbox.agui.reader import IngestError, RunRecord, proposal_for
 from inbox.audit.record import Actor, audit_event, audit_record
 from inbox.conformance.recorder import record_run
 from inbox.expiry.services import SIBLING_NOTE, expire_items, expire_runs
-from inbox.ingest.signals import run_ingested
+from inbox.ingest.signals import items_superseded, run_ingested
 from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
-from inbox.teams.superseded import notify_superseded_on_commit
 
 
 @dataclass
@@ -162,7 +161,7 @@ def _run_ingest_once(
     # The receivers (the agent's auto-decision policies, then the announcement) run in this transaction.
     run_ingested.send(sender=Run, run=run, items=items)
     # The caller serializes the run with its items: hand them over instead of querying them again.
-    run.ingested_items = items  # type: ignore[attr-defined]  # read by inbox.listing.serializers
+    run.ingested_items = items  # type: ignore[attr-defined]  # read by inbox.api.serializers
     return IngestResult(run, created=True)
 
 
@@ -175,7 +174,7 @@ SUPERSEDED_NOTE = (
 def _supersede(*, item_ids: list[int], record: RunRecord, now: datetime, actor: Actor) -> list[InboxItem]:
     """Close the open items as superseded: status expired (a resume is never sent for them), outcome
     superseded, one AuditEvent each, ``item.expired`` pushed to open pages, and their approvers told by mail
-    after the commit (``inbox.teams.superseded``). Returns the items closed. The caller holds the thread's lock;
+    after the commit (the ``items_superseded`` signal). Returns the items closed. The caller holds the thread's lock;
     the items' own locks keep a decision in flight from closing one twice."""
     items = list(
         InboxItem.objects.select_for_update()
@@ -216,7 +215,7 @@ def _supersede(*, item_ids: list[int], record: RunRecord, now: datetime, actor: 
             for item in items
         ]
     )
-    notify_superseded_on_commit([item.pk for item in items])
+    items_superseded.send(sender=InboxItem, item_ids=[item.pk for item in items])
     return items
 
 

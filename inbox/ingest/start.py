@@ -23,7 +23,7 @@ from django.utils import timezone
 from agents.client import AgentCallError, run_agent
 from agents.models import Agent
 from inbox import limits
-from inbox.agui.parser import IngestError, read_run
+from inbox.agui.reader import IngestError, read_run
 from inbox.audit.record import Actor
 from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error
 from inbox.core.errors import ApplicationError

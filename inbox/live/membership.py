@@ -1,6 +1,6 @@
 """Open sockets follow who may see what *now*: receivers that tell a user's sockets to recompute their
 groups when the user's teams or staff flag change, when an agent's teams change (its teams' members gain
-or lose its items), and to close when the user logs out or is deactivated (inbox.live.consumers)."""
+or lose its items), and to close when the user logs out or is deactivated (inbox.web.consumers)."""
 
 from __future__ import annotations
 

@@ -542,7 +542,7 @@ class AuditEvent(models.Model):
         Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
     )
     # Not indexed: every event pays for each index on the log, and a thread's events are found by their objects
-    # (inbox.audit.timeline). Nor nulled when the thread is deleted (DO_NOTHING): without an index, nulling it read
+    # (inbox.listing.timeline). Nor nulled when the thread is deleted (DO_NOTHING): without an index, nulling it read
     # the whole log at every deletion of threads (0.67 s at 3 million events on the bench VM, growing with the log).
     # The event keeps the id of the thread it was about, as it keeps every other value it was written with; the log
     # page shows that thread as deleted.

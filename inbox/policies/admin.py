@@ -6,8 +6,8 @@ from __future__ import annotations
 from django.contrib import admin
 from django.utils.html import format_html
 
-from inbox.decisions.link_models import DecisionLinkUse
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
+from inbox.models.links import DecisionLinkUse
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

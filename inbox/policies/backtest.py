@@ -47,7 +47,7 @@ from inbox import limits
 from inbox.core.errors import ApplicationError
 from inbox.core.queue import send_on_commit
 from inbox.models import InboxItem
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.schema import policy_matcher
 from inbox.policies.selectors import agrees
 from inbox.policies.services import EDITABLE, check_policy, policy_applies_to

@@ -10,7 +10,7 @@ from django import forms
 from django.contrib.auth.models import Group
 
 from agents.models import Agent
-from inbox.policies.models import Policy
+from inbox.models.policies import Policy
 from inbox.policies.services import EDITABLE
 
 # Service error path → form field.

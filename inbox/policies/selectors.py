@@ -12,7 +12,7 @@ from django.db.models import Count, QuerySet
 from django.utils import timezone
 
 from inbox.models import InboxItem, is_denial
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
 def policy_list() -> QuerySet[Policy]:

@@ -24,7 +24,7 @@ from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecidedBy, decision_by_policy
 from inbox.live import push as live
 from inbox.models import InboxItem, Run
-from inbox.policies.models import Policy, PolicyMatch
+from inbox.models.policies import Policy, PolicyMatch
 from inbox.policies.schema import policy_matches, validate_policy_schema
 from inbox.policies.selectors import backtest_evidence, latest_backtest
 

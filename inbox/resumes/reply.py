@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from inbox.agui.parser import RunRecord
+from inbox.agui.reader import RunRecord
 from inbox.audit.record import Actor, audit
 from inbox.live import push as live
 from inbox.models import InboxItem, Run

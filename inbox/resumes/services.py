@@ -1,7 +1,7 @@
 """Batched resumes (the outbox): dispatching the RunAgentInput (built by ``inbox.resumes.input``), reading
 the resumed run (its tool results filed by ``inbox.resumes.reply``).
 
-Life of a ``Resume`` row: ``pending → sending → delivered | accepted | failed | expired`` (``inbox.resumes.delivery``
+Life of a ``Resume`` row: ``pending → sending → delivered | accepted | failed | expired`` (``inbox.resumes.states``
 says each in words, the same everywhere it is shown).
 
 - ``resume_create_if_complete`` runs in the transaction of the decision that closes the last open item
@@ -47,16 +47,17 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from inbox import access
-from inbox.agui.parser import IngestError, RunRecord, read_run
+from inbox.agui.reader import IngestError, RunRecord, read_run
 from inbox.audit.record import Actor, audit
 from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error, record_resume
 from inbox.core.errors import ApplicationError
+from inbox.ingest.services import run_ingest
 from inbox.live import push as live
 from inbox.models import AuditEvent, Decision, InboxItem, Resume, Run
 from inbox.resumes.input import build_resume_input, new_run_id
 from inbox.resumes.reply import mark_reemitted, record_tool_results
+from inbox.resumes.signals import resume_failed
 from inbox.resumes.tasks import dispatch_resume
-from inbox.teams.failures import notify_delivery_failed_on_commit
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def _move(
     _push_state(row)
     if state == Resume.State.FAILED:
         # Failed for good (only a person retries it): tell the people who decided that their answer is stuck.
-        notify_delivery_failed_on_commit(row.pk)
+        resume_failed.send(sender=Resume, resume=row)
 
 
 def _queue_dispatch(resume_id: int, *, countdown: float | None = None) -> None:
@@ -422,8 +423,6 @@ def _schedule_retry(resume: Resume, message: str, **extra: Any) -> str:
 
 
 def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
-    from inbox.ingest.services import run_ingest
-
     if record.thread_id and record.thread_id != resume.thread.thread_id:
         message = f"The agent answered on thread {record.thread_id!r}, not {resume.thread.thread_id!r}."
         index = next(

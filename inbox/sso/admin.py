@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from inbox.sso.models import SSOIdentity, TeamClaimMapping
+from inbox.models.sso import SSOIdentity, TeamClaimMapping
 
 
 @admin.register(TeamClaimMapping)

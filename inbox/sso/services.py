@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from inbox.audit.record import Actor, audit
-from inbox.sso.models import SSOIdentity, TeamClaimMapping
+from inbox.models.sso import SSOIdentity, TeamClaimMapping
 
 
 def claim_values(claims: dict[str, Any]) -> list[str]:

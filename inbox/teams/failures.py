@@ -10,7 +10,7 @@ from django.db import transaction
 
 from inbox.audit.record import Actor, audit
 from inbox.models import Decision, InboxItem, NotificationPreference, Resume
-from inbox.resumes.delivery import delivery_of_resume
+from inbox.resumes.states import delivery_of_resume
 from inbox.teams.mail import absolute_url, email_message
 
 log = logging.getLogger(__name__)
@@ -69,3 +69,8 @@ def notify_delivery_failed_on_commit(resume_id: int) -> None:
             log.exception("could not email the deciders about failed resume %s", resume_id)
 
     transaction.on_commit(send)
+
+
+def on_resume_failed(sender: type, *, resume: Resume, **kwargs: object) -> None:
+    """The ``resume_failed`` receiver: tell the people who decided that their answer is stuck."""
+    notify_delivery_failed_on_commit(resume.pk)

@@ -1,5 +1,5 @@
 """Snoozing: an open item out of one person's Open list until a time they choose, never past the time it must be
-decided by. Their colleagues still see it. At that time the wake sweep (``inbox.expiry.reminders.snoozes_wake``)
+decided by. Their colleagues still see it. At that time the wake sweep (``inbox.teams.reminders.snoozes_wake``)
 brings it back and reminds them through their notification settings. Snoozing and unsnoozing are audited."""
 
 from __future__ import annotations

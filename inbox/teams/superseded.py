@@ -86,3 +86,8 @@ def notify_superseded_on_commit(item_ids: list[int]) -> None:
             log.exception("could not queue the superseded notice for items %s", item_ids)
 
     transaction.on_commit(send)
+
+
+def on_items_superseded(sender: type, *, item_ids: list[int], **kwargs: object) -> None:
+    """The ``items_superseded`` receiver: their approvers are told once the ingest commits."""
+    notify_superseded_on_commit(item_ids)

@@ -19,6 +19,7 @@ from inbox.models import TeamWebhook
 from inbox.teams.away import delegation_sweep
 from inbox.teams.digests import mail_digests
 from inbox.teams.escalations import escalation_sweep
+from inbox.teams.reminders import reminders_send, snoozes_wake
 from inbox.teams.webhooks import (
     WEBHOOK_MAX_RETRIES,
     WEBHOOK_TIMEOUT,
@@ -128,3 +129,15 @@ def notify_superseded_items(item_ids: list[int]) -> int:
     from inbox.teams.superseded import notify_superseded
 
     return notify_superseded(item_ids)
+
+
+@shared_task(name="inbox.tasks.send_expiry_reminders")
+def send_expiry_reminders() -> int:
+
+    return reminders_send()
+
+
+@shared_task(name="inbox.tasks.wake_snoozed_items")
+def wake_snoozed_items() -> int:
+
+    return snoozes_wake()

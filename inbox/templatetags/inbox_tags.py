@@ -16,9 +16,9 @@ from inbox.core import safe_json
 from inbox.decisions.rules import UNDO_OFFER_SESSION_KEY, is_tool_approval, undo_window_end
 from inbox.decisions.shapes import needs_form_input
 from inbox.limits import MAX_JSON_DEPTH
-from inbox.live.routing import LIVE_PATH
 from inbox.models import InboxItem, Resume, outcome_of
-from inbox.resumes.delivery import Delivery, delivery_of_item, delivery_of_resume
+from inbox.resumes.states import Delivery, delivery_of_item, delivery_of_resume
+from inbox.web.routing import LIVE_PATH
 
 register = template.Library()
 
@@ -265,7 +265,7 @@ def run_deadline(item: Any) -> datetime | None:
 
 @register.filter
 def delivery(item: Any) -> Delivery | None:
-    """``item|delivery``: where the item's answer is (``inbox.resumes.delivery``), the one source every page,
+    """``item|delivery``: where the item's answer is (``inbox.resumes.states``), the one source every page,
     row, e-mail and the API draw it from."""
     return delivery_of_item(item) if isinstance(item, InboxItem) else None
 
@@ -278,7 +278,7 @@ def resume_delivery(resume: Resume | None) -> Delivery:
 
 @register.filter
 def delivery_state(item: Any) -> str:
-    """The state key of ``item|delivery`` (``inbox.resumes.delivery``)."""
+    """The state key of ``item|delivery`` (``inbox.resumes.states``)."""
     found = delivery(item)
     return found.state if found else ""
 
@@ -314,7 +314,7 @@ def outcome_label(key: str) -> str:
 
 @register.simple_tag
 def live_socket_path() -> str:
-    """Where pages open their websocket (inbox.live.routing)."""
+    """Where pages open their websocket (inbox.web.routing)."""
 
     return "/" + LIVE_PATH
 

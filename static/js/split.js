@@ -2,7 +2,7 @@
    following the selection (/inbox/?<filters>&item=<id>: back, forward, reload and a shared link show the same).
 
    The pane is the item page's own body: the server renders it for a request that names #split-pane
-   (HX-Target, listing/pages.item_page), and htmx swaps it in. Opening an item, deciding it (the decision, claim
+   (HX-Target, web/pages.item_page), and htmx swaps it in. Opening an item, deciding it (the decision, claim
    and comment forms post as they would on the item page; the redirect that follows answers with the next item's
    pane) and moving on never load a page. The next item's pane is fetched ahead while the current one is read.
    The page's socket follows the item shown (live.js). Below the breakpoint (the same width as list.css's) the

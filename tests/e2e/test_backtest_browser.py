@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from inbox.models import AuditEvent
-from inbox.policies.models import PolicyBacktest
+from inbox.models.policies import PolicyBacktest
 from tests.e2e.conftest import shot
 from tests.helpers.browser import sign_in
 from tests.policies.history import internal_email_with_history

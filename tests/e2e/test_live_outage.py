@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import expect
 
-from inbox.live import consumers
+from inbox.web import consumers
 from tests.conftest import free_port
 from tests.e2e.conftest import open_live
 from tests.helpers.redis_server import RedisServer

@@ -10,10 +10,10 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from inbox.decisions.services import decision_submit
-from inbox.expiry.reminders import reminders_send
 from inbox.expiry.services import expire_sweep
 from inbox.live import push as live
 from inbox.models import InboxItem, Resume, Run
+from inbox.teams.reminders import reminders_send
 from tests.e2e.conftest import item_page, off_loop, open_live
 
 pytestmark = pytest.mark.browser

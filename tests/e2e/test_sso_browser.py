@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 from playwright.sync_api import expect
 
-from inbox.sso.models import TeamClaimMapping
+from inbox.models.sso import TeamClaimMapping
 from tests.e2e.conftest import off_loop, shot
 from tests.policies.runs import tool_run
 from tests.sso.conftest import oidc_provider, sso  # noqa: F401  (the provider fixtures)

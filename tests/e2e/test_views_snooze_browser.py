@@ -13,8 +13,8 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from inbox.expiry.reminders import snoozes_wake
 from inbox.models import AuditEvent, Snooze
+from inbox.teams.reminders import snoozes_wake
 from tests.e2e.conftest import item_page, off_loop, open_live, shot
 
 pytestmark = pytest.mark.browser

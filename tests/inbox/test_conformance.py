@@ -229,7 +229,7 @@ def test_an_observation_is_written_again_only_after_the_refresh_time(agent, inge
     """Every ingest of an agent upserted the same rows (and concurrent ingests queued on their locks): a web
     process writes an observation it wrote less than INBOX_CONFORMANCE_REFRESH_SECONDS ago only once that time
     is over; one never seen before is written at once."""
-    from inbox.conformance.models import ConformanceObservation
+    from inbox.models.conformance import ConformanceObservation
 
     # Long enough that a slow machine never reaches it between the first ingests; shortened to nothing below
     # instead of sleeping through it.
@@ -259,7 +259,7 @@ def test_an_observation_is_written_again_only_after_the_refresh_time(agent, inge
 def test_a_rolled_back_write_is_not_remembered(agent, ingest, settings):
     """What this process remembers as written is only what committed: inside a transaction that never commits
     (this test's), each ingest writes its observations again."""
-    from inbox.conformance.models import ConformanceObservation
+    from inbox.models.conformance import ConformanceObservation
 
     settings.INBOX_CONFORMANCE_REFRESH_SECONDS = 3600
     assert ingest(agent, _interrupted("t-1", "r-1")).status_code == 201

@@ -14,10 +14,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from inbox.decisions.services import decision_submit
-from inbox.expiry.reminders import reminders_send
 from inbox.expiry.services import expire_items, expire_sweep
 from inbox.live import push as live
 from inbox.models import InboxItem
+from inbox.teams.reminders import reminders_send
 from tests.helpers.websockets import confirmation_run, connected, open_socket, run_scenario, session_cookie
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,5 +1,5 @@
 """Delivery reads as it is, everywhere: one state from one source (the resume row, through
-``inbox.resumes.delivery``) on the item page, the list's marker, the run page's header, the thread's timeline,
+``inbox.resumes.states``) on the item page, the list's marker, the run page's header, the thread's timeline,
 the agent list and page, the API's items and runs, and the e-mail of a failed delivery.
 
 The agent's endpoint is a real loopback port nothing listens on: every attempt is refused."""
@@ -133,7 +133,7 @@ def test_the_agent_list_and_page_say_when_the_agent_last_answered(client, make_a
 def test_each_state_of_the_row_reads_as_one_delivery_state():
     from datetime import UTC, datetime
 
-    from inbox.resumes.delivery import delivery_from
+    from inbox.resumes.states import delivery_from
 
     due = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
     cases = [

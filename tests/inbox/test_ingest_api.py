@@ -476,7 +476,7 @@ def test_racing_runs_on_a_new_thread_store_one_and_refuse_the_rest(make_agent):
 
 
 def test_the_ingest_answer_is_the_run_serializers(agent, ingest, rf):
-    from inbox.listing.serializers import RunSerializer
+    from inbox.api.serializers import RunSerializer
 
     body = ingest(agent, as_events(open_example("parallel_interrupts"))).json()
     run = Run.objects.get(pk=body["id"])

@@ -352,7 +352,7 @@ def test_a_search_through_the_index_leaves_the_planner_as_it_found_it(client, al
 def test_an_open_search_page_shows_matches_that_arrive_after_it_was_rendered(alice, posted):
     """A socket renders its page many times with one user object: the search's matches are read afresh for
     each render, never kept from the one before."""
-    from inbox.live import fragments
+    from inbox.web import fragments
 
     posted(interrupt_run("t-1", "r-1", [{"id": "q-1", "reason": "confirmation", "message": "question one"}]))
     view = fragments.LiveView.parse("view=list&tab=all&q=question")

@@ -98,7 +98,7 @@ def test_the_item_list_counts_up_to_its_bound_and_says_when_it_stopped(agent, in
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from inbox.listing import api
+    from inbox.api import listing as api
 
     ingest_examples(agent, ingest)
     client.force_login(alice)

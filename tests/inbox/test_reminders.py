@@ -10,8 +10,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.utils import timezone
 
-from inbox.expiry.reminders import reminders_send
 from inbox.models import AuditEvent, InboxItem, NotificationPreference
+from inbox.teams.reminders import reminders_send
 from tests.conftest import PASSWORD
 from tests.inbox.conftest import NOW, interrupted
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 
 import pytest
 
-from inbox.expiry.reminders import snoozes_wake
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Snooze
 from inbox.teams.digests import mail_digests
+from inbox.teams.reminders import snoozes_wake
 from tests.inbox.conftest import NOW
 
 

@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from inbox.live.fragments import LiveView
 from inbox.models import InboxItem
+from inbox.web.fragments import LiveView
 from tests.inbox.conftest import interrupt_run
 
 PANE = {"HTTP_HX_REQUEST": "true", "HTTP_HX_TARGET": "split-pane"}

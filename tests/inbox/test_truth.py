@@ -11,9 +11,9 @@ from django.core import mail
 
 from inbox.decisions.services import decision_submit
 from inbox.expiry.services import SIBLING_NOTE, expire_sweep
-from inbox.live import fragments
 from inbox.models import InboxItem, Resume
 from inbox.teams.failures import notify_delivery_failed
+from inbox.web import fragments
 from tests.factories import InboxItemFactory, RunFactory
 from tests.inbox.conftest import NOW
 

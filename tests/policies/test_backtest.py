@@ -9,8 +9,8 @@ import pytest
 
 from inbox import limits
 from inbox.models import AuditEvent
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.backtest import backtest_run, backtest_start
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.services import policy_create
 from tests.factories import AgentFactory
 from tests.policies.history import INTERNAL, seed_history
@@ -127,7 +127,7 @@ def test_the_api_runs_a_draft_and_lists_disagreements_a_page_at_a_time(as_staff,
     assert created["state"] == "done" and created["draft"] is True and created["rules"]["matchSchema"] is None
     assert (created["matched"], created["compared"], created["agreed"], created["disagreed"]) == (6, 6, 2, 4)
     assert created["foundWrong"] == 1 and created["percent"] == 100
-    monkeypatch.setattr("inbox.policies.api.FINDINGS_PER_PAGE", 3)
+    monkeypatch.setattr("inbox.api.policies.FINDINGS_PER_PAGE", 3)
     first = as_staff.get(created["url"]).json()
     assert first["findings"]["kind"] == "disagreed"
     assert (first["findings"]["count"], first["findings"]["pages"], first["findings"]["page"]) == (4, 2, 1)

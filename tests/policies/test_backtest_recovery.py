@@ -13,9 +13,9 @@ from django.utils import timezone
 from config.celery import app
 from inbox import limits
 from inbox.models import InboxItem
+from inbox.models.policies import BacktestFinding, PolicyBacktest
 from inbox.policies import backtest as backtests
 from inbox.policies.backtest import backtest_requeue_stalled, backtest_run, backtest_start
-from inbox.policies.models import BacktestFinding, PolicyBacktest
 from tests.agent_servers import wait_for
 from tests.policies.history import internal_email_with_history
 

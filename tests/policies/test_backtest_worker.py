@@ -8,7 +8,7 @@ import json
 import pytest
 
 from inbox import limits
-from inbox.policies.models import PolicyBacktest
+from inbox.models.policies import PolicyBacktest
 from tests.agent_servers import wait_for
 from tests.policies.history import internal_email_with_history
 

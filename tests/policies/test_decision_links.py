@@ -10,10 +10,10 @@ from datetime import timedelta
 import pytest
 import time_machine
 
-from inbox.decisions.link_models import DecisionLinkUse
 from inbox.decisions.links import make_token
 from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run
+from inbox.models.links import DecisionLinkUse
 from inbox.teams.claims import item_claim
 from inbox.teams.notifications import announce_runs
 from inbox.teams.tasks import send_digests

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from inbox.models import AuditEvent
-from inbox.policies.models import Policy
+from inbox.models.policies import Policy
 from inbox.policies.services import policy_create
 from tests.policies.runs import post_tool_run
 

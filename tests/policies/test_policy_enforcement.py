@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, Decision, InboxItem, Resume
-from inbox.policies.models import Policy, PolicyMatch
+from inbox.models.policies import Policy, PolicyMatch
 from inbox.policies.selectors import policy_stats
 from inbox.policies.services import policy_create, policy_update
 from tests.policies.runs import iso, post_tool_run

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from inbox.decisions.services import decision_submit
-from inbox.policies.models import Policy
+from inbox.models.policies import Policy
 from inbox.policies.services import policy_create
 from tests.policies.runs import post_tool_run
 

@@ -16,9 +16,9 @@ from django.utils import timezone
 from standardwebhooks import Webhook, WebhookVerificationError
 
 from inbox.decisions.services import decision_submit
-from inbox.expiry.reminders import reminders_send
 from inbox.models import InboxItem, Resume, Run, TeamWebhook
 from inbox.teams.notifications import announce_runs
+from inbox.teams.reminders import reminders_send
 from inbox.teams.tasks import deliver_webhook
 
 

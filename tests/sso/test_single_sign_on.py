@@ -8,7 +8,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 
 from inbox.models import AuditEvent
-from inbox.sso.models import SSOIdentity, TeamClaimMapping
+from inbox.models.sso import SSOIdentity, TeamClaimMapping
 from tests.policies.runs import post_tool_run
 from tests.sso.conftest import ProviderBrowser, inbox_path, sso_login
 

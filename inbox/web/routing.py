@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from inbox.live.consumers import InboxConsumer
+from inbox.web.consumers import InboxConsumer
 
 LIVE_PATH = "ws/inbox/"
 

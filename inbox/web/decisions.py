@@ -18,7 +18,8 @@ from inbox.decisions.rules import BULK_ACTIONS, UNDO_OFFER_SESSION_KEY
 from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.limits import MAX_DB_ID
 from inbox.listing import detail
-from inbox.listing.pages import (
+from inbox.listing.selectors import ListFilters
+from inbox.web.pages import (
     THEN_NEXT_SESSION_KEY,
     decision_words,
     item_or_404,
@@ -28,7 +29,6 @@ from inbox.listing.pages import (
     run_or_404,
     run_page,
 )
-from inbox.listing.selectors import ListFilters
 
 
 @login_required

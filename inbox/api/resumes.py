@@ -10,8 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox import access
+from inbox.api.serializers import ResumeSerializer
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
-from inbox.listing.serializers import ResumeSerializer
 from inbox.models import Resume
 from inbox.resumes.services import resume_retry
 

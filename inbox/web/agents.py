@@ -31,7 +31,7 @@ from inbox.conformance.selectors import agent_report
 from inbox.core.errors import ApplicationError
 from inbox.ingest.start import run_start_queue, start_overdue
 from inbox.models import InboxItem, Run, RunStart
-from inbox.resumes.delivery import agent_deliveries
+from inbox.resumes.states import agent_deliveries
 
 VIA = "agent_page"
 NEW_TOKEN_KEY = "agents.new_token"

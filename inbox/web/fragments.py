@@ -33,9 +33,9 @@ from django.utils.text import Truncator
 from inbox.core.converters import database_id
 from inbox.decisions.rules import is_requester, requester_of
 from inbox.listing import chain, detail
-from inbox.listing.pages import list_context, run_live_context, run_rows
 from inbox.listing.selectors import ListFilters
 from inbox.models import AuditEvent, InboxItem
+from inbox.web.pages import list_context, run_live_context, run_rows
 
 Event = tuple[str, dict[str, Any]]
 

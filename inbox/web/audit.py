@@ -14,11 +14,11 @@ from django.views.decorators.http import require_GET
 from inbox.access import visible_items, visible_threads
 from inbox.audit import stats as inbox_stats
 from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, export_response
-from inbox.audit.timeline import thread_timeline
 from inbox.audit.trail import build_trail
 from inbox.core.errors import ApplicationError
 from inbox.core.paging import BoundedPaginator, distinct_values
 from inbox.limits import AUDIT_COUNT_LIMIT
+from inbox.listing.timeline import thread_timeline
 from inbox.models import AuditEvent
 
 

@@ -18,11 +18,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox import access
+from inbox.api.serializers import ItemDetailSerializer, ItemSerializer, RunDetailSerializer
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError, StrictCharField, read_input
 from inbox.limits import LIST_COUNT_LIMIT, MAX_DB_ID, MAX_SAVED_VIEW_NAME
 from inbox.listing import saved_views
 from inbox.listing import selectors as listing_selectors
-from inbox.listing.serializers import ItemDetailSerializer, ItemSerializer, RunDetailSerializer
 from inbox.models import InboxItem, SavedView
 from inbox.policies import selectors as policy_selectors
 

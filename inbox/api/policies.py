@@ -11,11 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from inbox.core.errors import ERROR_SCHEMA, ApplicationError
-from inbox.policies.backtest import backtest_start
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest
-from inbox.policies.selectors import backtest_findings, latest_backtest, policy_list, policy_stats
-from inbox.policies.serializers import (
+from inbox.api.policy_serializers import (
     BacktestDetailSerializer,
     BacktestRequestSerializer,
     BacktestSerializer,
@@ -23,6 +19,10 @@ from inbox.policies.serializers import (
     PolicySerializer,
     first_error,
 )
+from inbox.core.errors import ERROR_SCHEMA, ApplicationError
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
+from inbox.policies.backtest import backtest_start
+from inbox.policies.selectors import backtest_findings, latest_backtest, policy_list, policy_stats
 from inbox.policies.services import policy_create, policy_update
 
 EXAMPLE = {

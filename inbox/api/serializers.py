@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from inbox.api.policy_serializers import PolicyMatchSerializer
 from inbox.models import InboxItem, Resume, Run
-from inbox.policies.serializers import PolicyMatchSerializer
-from inbox.resumes.delivery import delivery_of_item, delivery_of_resume
 from inbox.resumes.services import retry_deadline
+from inbox.resumes.states import delivery_of_item, delivery_of_resume
 
 
 class ItemSerializer(serializers.ModelSerializer):

@@ -18,10 +18,10 @@ from inbox import limits
 from inbox.core.errors import ApplicationError
 from inbox.decisions.rules import DecisionError
 from inbox.models import InboxItem
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies import selectors
 from inbox.policies.backtest import backtest_start
 from inbox.policies.forms import PolicyForm
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.services import policy_create, policy_promote, policy_update
 
 

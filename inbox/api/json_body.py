@@ -1,6 +1,5 @@
-"""The API's JSON parser: ``inbox.core.safe_json`` rules for every JSON request body.
-
-The nesting limit is the project's to choose: ``inbox.parsers.JSONParser`` sets ``max_depth``."""
+"""The API's JSON parser (``REST_FRAMEWORK["DEFAULT_PARSER_CLASSES"]``): ``inbox.core.safe_json`` rules for every
+JSON request body, nested at most ``inbox.limits.MAX_JSON_DEPTH`` deep."""
 
 from __future__ import annotations
 
@@ -10,6 +9,7 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from inbox.core.safe_json import UnsafeJson, loads
+from inbox.limits import MAX_JSON_DEPTH
 
 
 class UnsafeBody(ParseError):
@@ -23,9 +23,9 @@ class UnsafeBody(ParseError):
 
 class SafeJSONParser(JSONParser):
     """Refuses NUL, lone surrogates, NaN/Infinity, numbers that overflow, over-long integers and deep nesting
-    with a 400 naming the field, instead of a 500 later on. Subclasses set ``max_depth``."""
+    with a 400 naming the field, instead of a 500 later on."""
 
-    max_depth: ClassVar[int]
+    max_depth: ClassVar[int] = MAX_JSON_DEPTH
 
     def parse(self, stream, media_type=None, parser_context=None) -> Any:
         try:

@@ -1,5 +1,5 @@
 """The approver's pages: the inbox list and its saved views, an item, a run (decide all its interrupts at once),
-the run page's live part and preview. Views parse, read, and render; what the pages show is built in ``inbox.listing.pages``."""
+the run page's live part and preview. Views parse, read, and render; what the pages show is built in ``inbox.web.pages``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,10 @@ from inbox.core.errors import ApplicationError
 from inbox.limits import MAX_DB_ID, MAX_SAVED_VIEW_NAME
 from inbox.listing import detail, saved_views
 from inbox.listing import selectors as page_selectors
-from inbox.listing.pages import (
+from inbox.listing.selectors import ListFilters
+from inbox.models import InboxItem
+from inbox.resumes.states import FILTER_LABELS
+from inbox.web.pages import (
     LIST_COOKIE,
     item_context,
     item_or_404,
@@ -27,9 +30,6 @@ from inbox.listing.pages import (
     run_or_404,
     run_page,
 )
-from inbox.listing.selectors import ListFilters
-from inbox.models import InboxItem
-from inbox.resumes.delivery import FILTER_LABELS
 
 
 @login_required
@@ -43,7 +43,7 @@ def item_list(request: HttpRequest) -> HttpResponse:
         "delivery_choices": list(FILTER_LABELS.items()),
         # The column headers that sort on this tab (None: a plain header).
         "sorts": {column: filters.sort_header(column) for column in page_selectors.SORT_COLUMNS},
-        # The outcome of a bulk action, shown once after its redirect (see inbox.decisions.views.bulk_decide).
+        # The outcome of a bulk action, shown once after its redirect (see inbox.web.decisions.bulk_decide).
         "bulk_result": request.session.pop("bulk_result", None),
         **_split_pane(request, filters),
     }

@@ -13,7 +13,7 @@ from rest_framework import serializers
 from agents.models import Agent
 from inbox import limits
 from inbox.models import InboxItem
-from inbox.policies.models import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
+from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 from inbox.policies.selectors import PolicyStats
 
 

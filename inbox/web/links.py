@@ -12,7 +12,7 @@ from django.views.decorators.http import require_http_methods
 from inbox.decisions.links import LinkRefused, check_link, read_link, use_link
 from inbox.decisions.rules import DecisionError
 from inbox.limits import MAX_DECISION_COMMENT
-from inbox.listing.pages import decision_words
+from inbox.web.pages import decision_words
 
 
 def _refused(request: HttpRequest, code: str, message: str, *, item=None, status: int) -> HttpResponse:

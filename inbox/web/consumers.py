@@ -10,7 +10,7 @@ Two ways to listen:
 
 - **Pages** connect with ``?view=list&<filters>`` (``&item=<pk>``: the item the list's split view shows
   beside it) / ``view=item&item=<pk>`` / ``view=run&run=<pk>`` / ``view=page`` and receive HTML: the fragments each push changed, rendered for this user by
-  ``inbox.live.fragments`` (htmx out-of-band swaps). Pushes that arrive together are rendered once.
+  ``inbox.web.fragments`` (htmx out-of-band swaps). Pushes that arrive together are rendered once.
   ``since=<epoch seconds>`` (the page's last fragment) makes a (re)connecting page get fresh fragments if
   anything happened meanwhile.
 - **Clients** connecting without ``view`` receive JSON ``{"event": <name>, "payload": {...}}`` and may
@@ -38,9 +38,9 @@ from django.contrib.auth import get_user_model
 from redis.exceptions import RedisError
 
 from inbox import access
-from inbox.live import fragments
-from inbox.live.fragments import LiveView
 from inbox.live.push import STAFF_GROUP, agent_group, personal_group, team_group
+from inbox.web import fragments
+from inbox.web.fragments import LiveView
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from inbox.core.json_view import show
 from inbox.models import AuditEvent, Decision, InboxItem, Resume, Thread
-from inbox.resumes.delivery import DELIVERED, EXPIRED, FAILED, delivery_of_resume
+from inbox.resumes.states import DELIVERED, EXPIRED, FAILED, delivery_of_resume
 
 
 @dataclass

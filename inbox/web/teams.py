@@ -20,9 +20,9 @@ from inbox import access
 from inbox.core.errors import ApplicationError
 from inbox.limits import MAX_ESCALATION_MINUTES
 from inbox.listing import detail
-from inbox.listing.pages import item_or_404, item_page, list_filters_of, run_or_404, run_page, then_next
 from inbox.models import InboxItem, NotificationPreference, Run
 from inbox.teams import away, claims, comments, escalations, preferences, snooze
+from inbox.web.pages import item_or_404, item_page, list_filters_of, run_or_404, run_page, then_next
 
 
 def _claim_refused(request: HttpRequest, pk: int, error: ApplicationError) -> HttpResponse:

@@ -10,11 +10,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from inbox.api.serializers import ItemSerializer
 from inbox.core.errors import ApplicationError, StrictBooleanField, StrictCharField, StrictIntegerField, read_input
 from inbox.decisions.rules import BULK_ACTIONS, check_visible
 from inbox.decisions.services import decision_bulk, decision_submit, decision_undo
 from inbox.limits import MAX_BULK_ITEMS, MAX_DB_ID, MAX_DECISION_COMMENT
-from inbox.listing.serializers import ItemSerializer
 from inbox.models import Decision
 
 UNDOABLE_HELP = (

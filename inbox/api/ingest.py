@@ -6,28 +6,21 @@ from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import exceptions, permissions, serializers, status
+from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from agents.auth import AgentTokenAuthentication, request_agent
-from agents.models import Agent
+from agents.auth import AgentTokenAuthentication, IsAgent, request_agent
 from agents.throttles import IngestThrottle
 from inbox import access, limits
-from inbox.agui.parser import IngestError, parse_body, read_run
+from inbox.agui.reader import IngestError, parse_body, read_run
+from inbox.api.serializers import RunSerializer
 from inbox.conformance.recorder import record_cut, record_ingest_error
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.ingest.services import run_ingest
 from inbox.ingest.start import run_start
-from inbox.listing.serializers import RunSerializer
-
-
-class IsAgent(permissions.BasePermission):
-    def has_permission(self, request, view) -> bool:
-        return isinstance(request.auth, Agent)
-
 
 # Bodies the ingest refuses with 415: a run is JSON or an event stream, never a form.
 FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")

@@ -1,7 +1,7 @@
 """The approver's pages as every package renders them: the item page and the run page (``item_page``,
 ``run_page``, after a refused decision, claim or comment too), the objects they show or a 404
 (``item_or_404``, ``run_or_404``), the list's changing part (``list_context``) and the run page's live part
-(``run_live_context``, ``run_rows``), which the live updates (``inbox.live.fragments``) render as well."""
+(``run_live_context``, ``run_rows``), which the live updates (``inbox.web.fragments``) render as well."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _triage(request: HttpRequest, item: InboxItem, filters: ListFilters) -> dict
 
 def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
     """What the list shows that changes as items come and go: the page of rows, the tab and view counts, the pager.
-    The page and its live updates (inbox.live.fragments) render it from here."""
+    The page and its live updates (inbox.web.fragments) render it from here."""
     views = saved_views.tab_views(user)
     counts, view_counts = page_selectors.tab_counts(
         user=user, filters=filters, views=[saved_views.filters_of(view) for view in views]
