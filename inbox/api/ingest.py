@@ -165,7 +165,7 @@ class RunIngestApi(APIView):
             # Everything refused is an observation of the agent's conformance report, with the rule broken.
             record_ingest_error(agent_id=agent.pk, error=error, raw_events=raw_events, where="POST /api/v1/runs")
             raise
-        data = RunSerializer(result.run, context={"request": request}).data
+        data = RunSerializer(result.run, context={"request": request, "items": result.items}).data
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)
 
 

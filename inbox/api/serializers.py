@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rest_framework import serializers
 
+from agents.models import Agent
 from inbox.api.policy_serializers import PolicyMatchSerializer
 from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.services import retry_deadline
@@ -15,7 +18,7 @@ class ItemSerializer(serializers.ModelSerializer):
     toolCallId = serializers.CharField(source="tool_call_id")
     responseSchema = serializers.JSONField(source="response_schema")
     expiresAt = serializers.DateTimeField(source="expires_at")
-    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    agent: serializers.SlugRelatedField[Agent] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     threadId = serializers.CharField(source="thread.thread_id")
     runId = serializers.CharField(source="run.run_id")
     run = serializers.IntegerField(source="run_id")
@@ -78,10 +81,10 @@ class ItemSerializer(serializers.ModelSerializer):
         return request.build_absolute_uri(path) if request else path
 
     def get_decidedBy(self, item: InboxItem) -> str | None:
-        return item.decided_by.get_username() if item.decided_by_id else None
+        return item.decided_by.get_username() if item.decided_by is not None else None
 
     def get_claimedBy(self, item: InboxItem) -> str | None:
-        return item.claimed_by.get_username() if item.claimed_by_id else None
+        return item.claimed_by.get_username() if item.claimed_by is not None else None
 
     def get_delivery(self, item: InboxItem) -> dict | None:
         return delivery_of_item(item).as_api() if item.is_decided else None
@@ -177,7 +180,7 @@ class ResumeSerializer(serializers.ModelSerializer):
 class RunSerializer(serializers.ModelSerializer):
     runId = serializers.CharField(source="run_id")
     threadId = serializers.CharField(source="thread.thread_id")
-    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    agent: serializers.SlugRelatedField[Agent] = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     items = serializers.SerializerMethodField()
     url = serializers.SerializerMethodField()
     pendingToolCallIds = serializers.ListField(  # noqa: N815 (the wire name)
@@ -206,9 +209,12 @@ class RunSerializer(serializers.ModelSerializer):
         ]
 
     def get_items(self, run: Run) -> list[dict]:
-        # run_ingest hands over the items it just created (ingested_items) to save a query.
-        items = sorted(getattr(run, "ingested_items", None) or run.items.all(), key=lambda item: item.position)
-        return ItemSummarySerializer(items, many=True, context=self.context).data
+        # The ingest view hands over the items run_ingest returned (context "items") to save a query.
+        items: Sequence[InboxItem] | None = self.context.get("items")
+        if items is None:
+            items = sorted(run.items.all(), key=lambda item: item.position)
+        # many=True makes a ListSerializer, whose data is a list; the stubs type every serializer's data as a dict.
+        return ItemSummarySerializer(items, many=True, context=self.context).data  # type: ignore[return-value]
 
     def get_url(self, run: Run) -> str:
         request = self.context.get("request")
@@ -237,7 +243,8 @@ class RunDetailSerializer(RunSerializer):
 
     def get_items(self, run: Run) -> list[dict]:
         items = sorted(run.items.all(), key=lambda item: item.position)
-        return ItemSerializer(items, many=True, context=self.context).data
+        # many=True makes a ListSerializer (see RunSerializer.get_items).
+        return ItemSerializer(items, many=True, context=self.context).data  # type: ignore[return-value]
 
     def get_resume(self, run: Run) -> dict | None:
         resume = getattr(run, "resume", None) if hasattr(run, "resume") else None

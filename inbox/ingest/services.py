@@ -21,10 +21,14 @@ from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem, ItemSearchText, Run, Thread
 
 
-@dataclass
+@dataclass(frozen=True)
 class IngestResult:
+    """A stored run: whether this call created it, and its items in position order (those just created, or
+    the stored ones when the same run was posted again)."""
+
     run: Run
     created: bool
+    items: tuple[InboxItem, ...]
 
 
 def _locked_thread(*, agent: Agent, thread_id: str) -> Thread:
@@ -75,7 +79,7 @@ def run_ingest(
 
 def _replay(existing: Run, record: RunRecord) -> IngestResult:
     if existing.content_hash and existing.content_hash == record.content_hash:
-        return IngestResult(existing, created=False)
+        return IngestResult(existing, created=False, items=tuple(existing.items.order_by("position")))
     raise IngestError(
         409,
         "run_conflict",
@@ -160,9 +164,7 @@ def _run_ingest_once(
     )
     # The receivers (the agent's auto-decision policies, then the announcement) run in this transaction.
     run_ingested.send(sender=Run, run=run, items=items)
-    # The caller serializes the run with its items: hand them over instead of querying them again.
-    run.ingested_items = items  # type: ignore[attr-defined]  # read by inbox.api.serializers
-    return IngestResult(run, created=True)
+    return IngestResult(run, created=True, items=tuple(sorted(items, key=lambda item: item.position)))
 
 
 SUPERSEDED_NOTE = (
