@@ -12,7 +12,7 @@ import csv
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import date, datetime, time, timedelta
-from typing import Any
+from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from django import forms
@@ -40,13 +40,16 @@ class AuditFilterForm(forms.Form):
     def __init__(self, data: Any, *, user) -> None:
         super().__init__(data)
         self.user = user
-        self.fields["agent"].choices = [("", "All agents")] + [
+        cast(forms.ChoiceField, self.fields["agent"]).choices = [("", "All agents")] + [
             (agent.slug, agent.name or agent.slug) for agent in visible_agents(user).order_by("name")
         ]
-        self.fields["team"].choices = [("", "All teams")] + [(team.name, team.name) for team in visible_teams(user)]
+        cast(forms.ChoiceField, self.fields["team"]).choices = [("", "All teams")] + [
+            (team.name, team.name) for team in visible_teams(user)
+        ]
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         since, until = cleaned.get("since"), cleaned.get("until")
         if since and until and since > until:
             self.add_error("until", "The end date is before the start date.")

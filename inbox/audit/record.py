@@ -11,6 +11,7 @@ from django.db import connection, models
 from django.utils import timezone
 
 from agents.models import Agent
+from inbox.core.sql import column_of
 from inbox.models import AuditEvent
 
 
@@ -81,7 +82,7 @@ def audit_insert_sql(*, source: str, verb: str, data: dict, actor: Actor, now: d
     audit = AuditEvent._meta
     quote = connection.ops.quote_name
     columns = ", ".join(
-        quote(audit.get_field(name).column)
+        quote(column_of(AuditEvent, name))
         for name in (
             "actor_type",
             "actor_user",

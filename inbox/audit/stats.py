@@ -134,7 +134,7 @@ def _columns(per_day: dict[date, dict[str, int]], days: list[date]) -> tuple[lis
     for index, day in enumerate(days):
         counts = per_day.get(day, {})
         x = CHART_LEFT + index * slot + (slot - width) / 2
-        y = CHART_HEIGHT - CHART_BOTTOM
+        y: float = CHART_HEIGHT - CHART_BOTTOM
         bars = []
         for status in STATUS_ORDER:
             count = counts.get(status, 0)
@@ -163,9 +163,10 @@ def build_report(*, user, days: int = 30) -> Report:
 
     per_day: dict[date, dict[str, int]] = {}
     by_status = dict.fromkeys(STATUS_ORDER, 0)
-    for row in items.annotate(day=TruncDate("created_at", tzinfo=tz)).values("day", "status").annotate(n=Count("id")):
-        per_day.setdefault(row["day"], {})[row["status"]] = row["n"]
-        by_status[row["status"]] = by_status.get(row["status"], 0) + row["n"]
+    counted = items.annotate(day=TruncDate("created_at", tzinfo=tz)).values("day", "status").annotate(n=Count("id"))
+    for count in counted:
+        per_day.setdefault(count["day"], {})[count["status"]] = count["n"]
+        by_status[count["status"]] = by_status.get(count["status"], 0) + count["n"]
     day_list = [first + timedelta(days=offset) for offset in range(days)]
     columns, chart_max = _columns(per_day, day_list)
     plot_height = CHART_HEIGHT - CHART_BOTTOM - 8
@@ -218,8 +219,8 @@ def build_report(*, user, days: int = 30) -> Report:
 
     resumes = visible_resumes(user).filter(created_at__gte=start)
     resume_states = dict.fromkeys([state.value for state in Resume.State], 0)
-    for row in resumes.values("state").annotate(n=Count("id")):
-        resume_states[row["state"]] = row["n"]
+    for state_count in resumes.values("state").annotate(n=Count("id")):
+        resume_states[state_count["state"]] = state_count["n"]
     failures = list(
         resumes.filter(state=Resume.State.FAILED).select_related("agent", "thread", "run").order_by("-updated_at")[:10]
     )

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Field, ForeignObject, Lookup, QuerySet
+from django.db.models import Field, ForeignObject, Lookup, Model, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -23,6 +23,14 @@ def id_set(ids: Iterable[int]) -> RawSQL:
     if connection.vendor == "postgresql":
         return RawSQL("SELECT unnest(%s::bigint[])", [ids])
     return RawSQL("SELECT value FROM json_each(%s)", [json.dumps(ids)])
+
+
+def column_of(model: type[Model], name: str) -> str:
+    """The database column of one of the model's concrete fields."""
+    field = model._meta.get_field(name)
+    if not isinstance(field, Field) or field.column is None:
+        raise TypeError(f"{model.__name__}.{name} has no column of its own")
+    return field.column
 
 
 @Field.register_lookup

@@ -259,8 +259,8 @@ def form_schema(schema: Any) -> Any:
     fitted = dict(schema)
     properties = schema.get("properties")
     if isinstance(properties, dict):
-        listed = schema.get("required") if isinstance(schema.get("required"), list) else []
-        required = {name for name in listed if isinstance(name, str)}
+        listed = schema.get("required")
+        required = {name for name in listed if isinstance(name, str)} if isinstance(listed, list) else set()
         fitted["properties"] = {name: _fit_property(name, sub, name in required) for name, sub in properties.items()}
     for key in ("items", "additionalProperties"):
         if isinstance(schema.get(key), dict):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -87,7 +88,7 @@ def links_for(item: InboxItem, *, user: Any = None, team_id: int | None = None) 
 
 
 def read_link(token: str) -> DecisionLink:
-    max_age = settings.INBOX_DECISION_LINK_MAX_AGE_DAYS * 86400
+    max_age = timedelta(days=settings.INBOX_DECISION_LINK_MAX_AGE_DAYS)
     try:
         body = signing.loads(token, salt=SALT, max_age=max_age)
         return DecisionLink(
@@ -142,7 +143,7 @@ def check_link(link: DecisionLink, user: Any) -> InboxItem:
             "expired", f"This item expired at {item.expires_at:%Y-%m-%d %H:%M %Z}.", item=item, status=409
         )
     if not item.is_open:
-        who = f" by {item.decided_by.get_username()}" if item.decided_by_id else ""
+        who = f" by {item.decided_by.get_username()}" if item.decided_by is not None else ""
         raise LinkRefused(
             "decided", f"This item was already {item.get_status_display().lower()}{who}.", item=item, status=409
         )

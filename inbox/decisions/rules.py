@@ -221,7 +221,7 @@ def check_open(item: InboxItem) -> None:
         extra["decision"] = {
             "status": item.status,
             "payload": item.response_payload,
-            "decidedBy": item.decided_by.get_username() if item.decided_by_id else None,
+            "decidedBy": item.decided_by.get_username() if item.decided_by is not None else None,
             "decidedAt": item.decided_at.isoformat() if item.decided_at else None,
             "comment": item.decision_comment,
         }
@@ -235,6 +235,7 @@ def check_claim(item: InboxItem, user) -> bool:
     """True when staff override someone else's claim (recorded in the audit)."""
     if not access.locked_by_claim(user, item):
         return access.overrides_claim(user, item)
+    assert item.claimed_by is not None  # locked by a claim: someone holds it
     raise DecisionError(
         403,
         "claimed",

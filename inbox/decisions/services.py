@@ -318,7 +318,7 @@ def _apply(
     }
     if undo_until is not None:
         data["undoUntil"] = undo_until.isoformat()
-    if overrode:
+    if overrode and item.claimed_by is not None:
         data["overrodeClaimOf"] = item.claimed_by.get_username()
     if approvals < required:
         audit(actor=actor, verb="item.approval_recorded", obj=item, data=data)

@@ -61,8 +61,9 @@ def in_words(error: jsonschema.ValidationError) -> str:
         return f"Enter {FORMAT_WORDS.get(value, _with_article(value))}" + (f": {described}." if described else ".")
     if rule == "required" and isinstance(schema, dict):
         name = error.message.split("'")[1] if error.message.count("'") >= 2 else ""
-        properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        return f"{_named(properties.get(name), _humanized(name) or 'This field')} is required."
+        properties = schema.get("properties")
+        named = properties.get(name) if isinstance(properties, dict) else None
+        return f"{_named(named, _humanized(name) or 'This field')} is required."
     if rule == "type":
         kinds = value if isinstance(value, list) else [value]
         return "Enter " + " or ".join(TYPE_WORDS.get(str(kind), str(kind)) for kind in kinds) + "."

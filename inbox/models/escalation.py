@@ -79,11 +79,17 @@ class EscalationRule(models.Model):
 
     @property
     def scope_label(self) -> str:
-        return self.team.name if self.team_id else (self.agent.name or self.agent.slug)
+        if self.team is not None:
+            return self.team.name
+        assert self.agent is not None  # a rule's scope is its team or its agent (a check constraint)
+        return self.agent.name or self.agent.slug
 
     @property
     def target_label(self) -> str:
-        return self.to_team.name if self.to_team_id else self.to_user.get_username()
+        if self.to_team is not None:
+            return self.to_team.name
+        assert self.to_user is not None  # a rule's target is a team or a person (a check constraint)
+        return self.to_user.get_username()
 
     @property
     def minutes(self) -> int:

@@ -323,7 +323,7 @@ def _send_claimed(resume: Resume) -> str:
             # It took the input and was still at it when the read stopped: delivered, result unknown; never resent.
             return _finish_accepted(resume, failure.message)
         # The agent answered 200 with an event stream: it took the input, whatever became of the reply.
-        accepted = {"accepted": True} if failure.accepted else {}
+        accepted: dict[str, bool] = {"accepted": True} if failure.accepted else {}
         if failure.retryable:
             return _schedule_retry(resume, failure.message, **accepted)
         message = failure.message
@@ -333,7 +333,7 @@ def _send_claimed(resume: Resume) -> str:
                 " is known not to have acted on it."
             )
             accepted["unanswered"] = True  # sent whole: a RUN_ERROR to a retry may mean it acted on this copy
-        _finish_failed(resume, message, **accepted)
+        _finish_failed(resume, message, resumed_run=None, **accepted)
         return "failed"
     try:
         record = read_run(raw_events, "events", allow_error=True)

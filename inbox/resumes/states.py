@@ -150,22 +150,27 @@ def delivery_from(
 ) -> Delivery:
     """The delivery a resume row in ``state`` (None: the run has none) stands for."""
     attempts = attempts or 0
-    facts = {"attempts": attempts, "last_error": last_error or "", "delivered_at": delivered_at}
+
+    def delivery(key: str, next_try_at: datetime | None = None) -> Delivery:
+        return Delivery(
+            key, attempts=attempts, last_error=last_error or "", next_try_at=next_try_at, delivered_at=delivered_at
+        )
+
     if state is None:
-        return Delivery(WAITING if run_has_open else NONE, **facts)
+        return delivery(WAITING if run_has_open else NONE)
     if state == Resume.State.PENDING:
         if attempts:
-            return Delivery(RETRYING, next_try_at=next_attempt_at, **facts)
+            return delivery(RETRYING, next_try_at=next_attempt_at)
         held = next_attempt_at if next_attempt_at is not None and next_attempt_at > timezone.now() else None
-        return Delivery(QUEUED, next_try_at=held, **facts)
-    key = {
+        return delivery(QUEUED, next_try_at=held)
+    keys: dict[str, str] = {
         Resume.State.SENDING: SENDING,
         Resume.State.DELIVERED: DELIVERED,
         Resume.State.ACCEPTED: UNKNOWN,
         Resume.State.FAILED: FAILED,
         Resume.State.EXPIRED: EXPIRED,
-    }.get(state, state)
-    return Delivery(key, **facts)
+    }
+    return delivery(keys.get(state, state))
 
 
 def delivery_of_resume(resume: Resume | None, *, run_has_open: bool = False) -> Delivery:
@@ -195,7 +200,7 @@ def delivery_of_item(item: InboxItem) -> Delivery:
             .first()
         )
         state, error, attempts, next_at, at = found or (None, "", 0, None, None)
-    has_open = False
+    has_open: bool | None = False
     if state is None:
         has_open = getattr(item, "run_has_open", None)
         if has_open is None:

@@ -24,7 +24,7 @@ def _locked_visible_item(*, item_id: int, user) -> InboxItem:
 
 
 def _set_claim(*, item: InboxItem, holder, actor_user, verb: str, note: dict | None = None) -> InboxItem:
-    previous = item.claimed_by.get_username() if item.claimed_by_id else None
+    previous = item.claimed_by.get_username() if item.claimed_by is not None else None
     item.claimed_by = holder
     item.claimed_at = timezone.now() if holder else None
     item.save(update_fields=["claimed_by", "claimed_at"])
@@ -45,7 +45,7 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str, note: dict | N
 @transaction.atomic
 def item_claim(*, item_id: int, user) -> InboxItem:
     item = _locked_visible_item(item_id=item_id, user=user)
-    if access.locked_by_claim(user, item):
+    if access.locked_by_claim(user, item) and item.claimed_by is not None:
         raise DecisionError(
             409,
             "claimed",

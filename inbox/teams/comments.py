@@ -11,8 +11,10 @@ from inbox.live import push as live
 from inbox.models import Comment, InboxItem, Run
 
 
-def record_comment(*, user, body: str, item: InboxItem | None = None, run: Run | None = None):
-
+def record_comment(*, user, body: str, item: InboxItem | None = None, run: Run | None = None) -> Comment:
+    target = item if item is not None else run
+    if target is None:
+        raise TypeError("A comment is on an item or on a run.")
     body = (body or "").strip()
     if not body:
         raise DecisionError(
@@ -21,7 +23,6 @@ def record_comment(*, user, body: str, item: InboxItem | None = None, run: Run |
     check_comment_length(body, limit=MAX_DISCUSSION_COMMENT, path="body")
     with transaction.atomic():
         comment = Comment.objects.create(item=item, run=run, user=user, body=body)
-        target = item or run
         audit_record(
             audit_event(
                 actor=Actor.for_user(user),

@@ -34,7 +34,7 @@ from inbox import access
 from inbox.access import approvers_of
 from inbox.audit.record import Actor, audit, audit_insert_sql
 from inbox.core.errors import ApplicationError
-from inbox.core.sql import id_set
+from inbox.core.sql import column_of, id_set
 from inbox.live import push as live
 from inbox.models import Escalation, EscalationRule, InboxItem, NotificationPreference
 from inbox.teams.away import away_of
@@ -56,6 +56,7 @@ def due_items(rule: EscalationRule, *, now: datetime, previous: EscalationRule |
         items = items.filter(agent_id=rule.agent_id)
     else:
         # The team's items: those a policy routed to it, and the unrouted items of its agents.
+        assert rule.team_id is not None  # a rule's scope is its team or its agent (a check constraint)
         agents = Agent.teams.through.objects.filter(group_id=rule.team_id).values("agent_id")
         items = items.filter(Q(routed_team_id=rule.team_id) | Q(routed_team__isnull=True, agent_id__in=agents))
     if rule.after_minutes is not None:
@@ -98,12 +99,12 @@ def _fire_sql(rule: EscalationRule, target: Target, items: QuerySet[InboxItem], 
     meta = Escalation._meta
     quote = connection.ops.quote_name
     columns = ", ".join(
-        quote(meta.get_field(name).column)
+        quote(column_of(Escalation, name))
         for name in ("item", "rule", "step", "to_team", "to_user", "target_label", "why", "fired_at")
     )
     select_sql, select_params = items.order_by().values("pk").query.sql_with_params()
-    item_column = quote(meta.get_field("item").column)
-    rule_column = quote(meta.get_field("rule").column)
+    item_column = quote(column_of(Escalation, "item"))
+    rule_column = quote(column_of(Escalation, "rule"))
     sql = (
         f"INSERT INTO {quote(meta.db_table)} ({columns}) "
         f"SELECT {quote('id')}, %s, %s, CAST(%s AS bigint), CAST(%s AS bigint), %s, %s, %s "
@@ -232,6 +233,7 @@ def _recipients(target: Target) -> list[Any]:
     if target.team_id is not None:
         users = approvers_of(0, team_id=target.team_id)
     else:
+        assert target.user_id is not None  # a target is a team or a person
         users = (
             get_user_model()
             .objects.filter(pk=target.user_id, is_active=True)
@@ -309,7 +311,7 @@ def escalation_rule_create(*, actor: Any, fields: dict[str, Any]) -> EscalationR
 def escalation_rule_delete(*, actor: Any, rule: EscalationRule) -> None:
     """Delete a rule step (its step 2 with a step 1: a chain never starts at its second step), audited. Items it
     escalated keep their deciders."""
-    chain = EscalationRule.objects.filter(team_id=rule.team_id, agent_id=rule.agent_id, step__gte=rule.step)
+    chain = EscalationRule.objects.filter(Q(team_id=rule.team_id, agent_id=rule.agent_id), step__gte=rule.step)
     for step in chain.select_related("team", "agent", "to_team", "to_user"):
         _audit_rule(actor, step, "escalation_rule.deleted")
     chain.delete()  # the escalations they fired stay (Escalation.rule is set to NULL)

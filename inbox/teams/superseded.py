@@ -8,6 +8,7 @@ import logging
 from collections import defaultdict
 
 from celery import current_app
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.core.mail import get_connection
 from django.db import transaction
 
@@ -39,7 +40,7 @@ def _notify(items: list[InboxItem]) -> int:
     from django.contrib.auth import get_user_model
 
     agent = items[0].agent
-    users: dict[int, object] = {}
+    users: dict[int, AbstractBaseUser] = {}
     for team_id in {item.routed_team_id for item in items}:
         for user in recipients_of(agent, NotificationPreference.Mode.IMMEDIATE, team_id=team_id):
             users[user.pk] = user
