@@ -377,7 +377,8 @@ class AwayStatusForm(forms.ModelForm):
         fields = ["user", "starts_at", "ends_at", "delegate"]
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if all(data.get(name) for name in self.Meta.fields):
             try:
                 away.check_away(

@@ -146,7 +146,7 @@ class ItemDecisionApi(APIView):
             user=request.user,
             status=body["status"],
             payload=body["payload"],
-            comment=body.get("comment"),
+            comment=body.get("comment", ""),
             undoable=body["undoable"],
         )
         until = outcome.decision.undo_until

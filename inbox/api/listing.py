@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from django.core.paginator import Paginator
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
@@ -53,13 +53,15 @@ class ItemListQuerySerializer(serializers.Serializer):
 class BoundedPaginator(Paginator):
     """Counts at most ``LIST_COUNT_LIMIT`` + 1 rows, as the list's tabs do: a request never counts a million."""
 
+    object_list: QuerySet[Any]
+
     @cached_property
     def counted(self) -> int:
         # Only the ids, in no order: the rows' annotations and joins are for the page, not for counting.
         return self.object_list.order_by().values("pk")[: LIST_COUNT_LIMIT + 1].count()
 
     @cached_property
-    def count(self) -> int:  # type: ignore[override]
+    def count(self) -> int:
         return min(self.counted, LIST_COUNT_LIMIT)
 
 
@@ -71,7 +73,9 @@ class BoundedPagination(PageNumberPagination):
 
     def get_paginated_response(self, data: Any) -> Response:
         response = super().get_paginated_response(data)
+        assert self.page is not None  # set by paginate_queryset, which the view called
         paginator = self.page.paginator
+        assert isinstance(paginator, BoundedPaginator)
         response.data["countIsExact"] = paginator.counted <= LIST_COUNT_LIMIT
         if not response.data["countIsExact"] and not self.page.has_next():
             response.data["next"] = None  # the pages stop at the bound

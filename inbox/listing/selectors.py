@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
@@ -31,8 +32,23 @@ from inbox.decisions.shapes import needs_form_input
 from inbox.limits import LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT, LIST_SEARCH_LIMIT, SEARCH_RECENT_ROWS
 from inbox.models import InboxItem, ItemSearchText, Resume, Snooze
 
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 
-def with_truth(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
+
+class Truth(TypedDict):
+    """The attributes ``with_truth`` annotates on an item."""
+
+    run_has_open: bool
+    run_deadline: datetime | None
+    delivery: str | None
+    delivery_error: str | None
+    delivery_attempts: int | None
+    delivery_next_at: datetime | None
+    delivery_at: datetime | None
+
+
+def with_truth(items: QuerySet[InboxItem]) -> QuerySet[WithAnnotations[InboxItem, Truth]]:
     """Annotate what a row must say besides its own columns:
 
     - ``run_deadline``: the earliest ``expiresAt`` among the run's items that are not expired. One resume
@@ -176,9 +192,9 @@ def tab_q(tab: str, user) -> Q:
     if tab == "mine":
         condition &= Q(claimed_by=user.pk)
     if tab in WORK_TABS:
-        condition &= ~snoozed_by(user)
+        condition &= Q(~snoozed_by(user))
     elif tab == "snoozed":
-        condition &= snoozed_by(user)
+        condition &= Q(snoozed_by(user))
     return condition
 
 
@@ -400,7 +416,8 @@ def _trigram_word(q: str) -> str:
 
 def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list]:
     """One statement of scalar subqueries, each counting its queryset's rows up to its bound + 1."""
-    parts, params = [], []
+    parts: list[str] = []
+    params: list[Any] = []
     for queryset, bound in querysets:
         sql, inner = queryset.order_by().values("pk")[: bound + 1].query.sql_with_params()
         parts.append(f"(SELECT COUNT(*) FROM ({sql}) AS bounded)")
@@ -512,7 +529,7 @@ def bulk_note(item: InboxItem, user) -> BulkNote:
         return BulkNote("closed", f"{item.outcome_label}: nothing to decide")
     if needs_form_input(item):
         return BulkNote("form", "Needs an answer from its form: open it to decide")
-    if locked_by_claim(user, item):
+    if locked_by_claim(user, item) and item.claimed_by is not None:
         return BulkNote("claimed", f"Claimed by {item.claimed_by.get_username()}: only they decide it")
     # decisions.rules.requester_of, from the annotations of _with_row_notes (no query per row).
     meta = getattr(item, "requested_by_meta", None)
@@ -533,7 +550,7 @@ def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
     rows = list_rows(user=user, filters=filters)
     paginator = Paginator(rows, PAGE_SIZE)
     # The tab counts already hold the total (bounded: see tab_counts): no second COUNT(*).
-    paginator.count = counts[filters.tab]  # type: ignore[misc]
+    paginator.count = counts[filters.tab]
     page = paginator.get_page(filters.page)
     # A deferred join: the page's ids are read from the tab's index alone (an index-only scan, however deep
     # the page), then only those 50 rows are fetched with their joins. One query. The ids are an array

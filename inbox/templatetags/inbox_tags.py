@@ -365,7 +365,9 @@ def undo_toast(context: template.Context) -> str:
     pages leave in the session) can still be undone; '' once their window closed or they were undone."""
     request = context.get("request")
     session = getattr(request, "session", None)
-    offer = session.get(UNDO_OFFER_SESSION_KEY) if session is not None else None
+    if request is None or session is None:
+        return ""
+    offer = session.get(UNDO_OFFER_SESSION_KEY)
     if not offer or not request.user.is_authenticated:
         return ""
     items = [pk for pk in offer.get("items", []) if isinstance(pk, int)]

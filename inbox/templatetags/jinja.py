@@ -96,5 +96,6 @@ def environment(**options: Any) -> Environment:
 def jinja(context: template.Context, template_name: str) -> SafeString:
     """``{% jinja "inbox/_deadline.html" %}``: the Jinja2 template of that name, drawn with this template's
     context (an ``{% include %}``'s ``with`` values included)."""
-    html = engines["jinja2"].get_template(template_name).render(context.flatten())
+    # Context.flatten() gives the template's variables by name; the stubs type its keys as also int and Node.
+    html = engines["jinja2"].get_template(template_name).render(context.flatten())  # type: ignore[arg-type]
     return mark_safe(html)  # Jinja2 escaped every value it drew (autoescape)

@@ -65,7 +65,7 @@ def agent_list(request: HttpRequest) -> HttpResponse:
         {
             "agent": agent,
             "host": services.endpoint_host(agent.endpoint_url),
-            "last_outcome": outcomes.get(agent.last_run_outcome or "", ""),  # type: ignore[attr-defined]
+            "last_outcome": outcomes.get(agent.last_run_outcome or "", ""),
             "conformance": conformance_summary(agent),
             "delivery": deliveries[agent.pk],
         }

@@ -8,6 +8,7 @@ import json
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
@@ -51,7 +52,7 @@ def _known_verbs() -> list[str]:
 
 @login_required
 @require_GET
-def audit_export(request: HttpRequest, kind: str, fmt: str) -> HttpResponse:
+def audit_export(request: HttpRequest, kind: str, fmt: str) -> HttpResponseBase:
     if kind not in EXPORTS:
         return ApplicationError(404, "invalid", "Export decisions or events.", field="kind").json_response()
     if fmt not in FORMATS:

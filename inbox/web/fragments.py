@@ -210,7 +210,8 @@ def _announcement(shown: Any, events: list[Event]) -> str:
     nothing arrived or left."""
     on_page = {item.pk: item for item in shown}
     arrived = list(dict.fromkeys(p.get("item") for e, p in events if e == "item.created" and p.get("item") in on_page))
-    left = list(dict.fromkeys(p.get("item") for e, p in events if e in GONE_EVENTS and p.get("item") not in on_page))
+    gone = [p.get("item") for e, p in events if e in GONE_EVENTS]
+    left = list(dict.fromkeys(pk for pk in gone if pk is not None and pk not in on_page))
     swept = sum(int(p.get("count") or 0) for e, p in events if e == "items.expired")
     back = [p.get("item") for e, p in events if e == "item.undone" and p.get("reopened") and p.get("item") in on_page]
     sentences = []
@@ -257,6 +258,7 @@ def _toast(payload: dict[str, Any]) -> str:
 
 
 def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    assert view.pk is not None  # an item view names its item (LiveView.parse)
     item = detail.item_for_page(user=user, pk=view.pk)
     if item is None:
         return Rendered(close_code=GONE)
@@ -306,7 +308,7 @@ def _chain_notice(view: LiveView, item: InboxItem, user: Any, events: list[Event
     new interrupt: say so, with its link (followed at once when ``view.chain``)."""
     for event, payload in reversed(events):
         run_id = payload.get("run")
-        if event != "resume.state" or not payload.get("resumedRun"):
+        if event != "resume.state" or not payload.get("resumedRun") or run_id is None:
             continue
         if run_id != view.after and (item.is_open or run_id != item.run_id):
             continue
@@ -392,6 +394,7 @@ def _notice(text: str, tone: str) -> str:
 
 
 def _run(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
+    assert view.pk is not None  # a run view names its run (LiveView.parse)
     run = detail.run_for_page(user=user, pk=view.pk)
     if run is None:
         return Rendered(close_code=GONE)
@@ -433,7 +436,7 @@ def _run_notice(items: list[InboxItem], user: Any, events: list[Event]) -> tuple
         elif event == "item.undone" and payload.get("by") != user.get_username():
             notice = (f"{_undone(payload, user).removesuffix('.')} — interrupt {payload.get('item')}.", "")
         elif event == "item.claimed" and payload.get("claimedBy") != user.get_username():
-            item = by_pk.get(payload.get("item"))
+            item = by_pk.get(payload["item"]) if "item" in payload else None
             name = item.interrupt_id if item else f"interrupt {payload.get('item')}"
             holder = payload.get("claimedBy")
             text = (

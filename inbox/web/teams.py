@@ -4,6 +4,8 @@ discuss an item or a run, and decide many list rows at once. Each view checks vi
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -64,7 +66,7 @@ def item_assign(request: HttpRequest, pk: int) -> HttpResponse:
     except ApplicationError as error:
         return _claim_refused(request, pk, error)
     who = "yourself" if assignee.pk == request.user.pk else assignee.get_username()
-    if item.claimed_by_id != assignee.pk:  # away: their delegate holds it (inbox.teams.away)
+    if item.claimed_by_id != assignee.pk and item.claimed_by is not None:  # away: their delegate holds it
         holder = item.claimed_by.get_username()
         who = f"{holder}: {'you are' if assignee.pk == request.user.pk else assignee.get_username() + ' is'} away"
     messages.success(request, f"Assigned to {who}.")
@@ -102,27 +104,31 @@ def item_unsnooze(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(item)
 
 
-def _comment(request: HttpRequest, *, item: InboxItem | None = None, run: Run | None = None) -> HttpResponse:
-    target = item or run
+def _comment(request: HttpRequest, target: InboxItem | Run) -> HttpResponse:
     body = request.POST.get("body", "")
     try:
-        comments.record_comment(user=request.user, body=body, item=item, run=run)
+        if isinstance(target, InboxItem):
+            comments.record_comment(user=request.user, body=body, item=target)
+        else:
+            comments.record_comment(user=request.user, body=body, run=target)
     except ApplicationError as error:
-        page = item_page if item is not None else run_page
-        return page(request, target, status=error.status, extra={"comment_error": error, "comment_body": body})
+        extra = {"comment_error": error, "comment_body": body}
+        if isinstance(target, InboxItem):
+            return item_page(request, target, status=error.status, extra=extra)
+        return run_page(request, target, status=error.status, extra=extra)
     return redirect(f"{target.get_absolute_url()}#discussion")
 
 
 @login_required
 @require_POST
 def item_comment(request: HttpRequest, pk: int) -> HttpResponse:
-    return _comment(request, item=item_or_404(request, pk))
+    return _comment(request, item_or_404(request, pk))
 
 
 @login_required
 @require_POST
 def run_comment(request: HttpRequest, pk: int) -> HttpResponse:
-    return _comment(request, run=run_or_404(request, pk))
+    return _comment(request, run_or_404(request, pk))
 
 
 class AwayForm(forms.Form):
@@ -137,7 +143,7 @@ class AwayForm(forms.Form):
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         teammates = away.delegates_for(user)
-        self.fields["delegate"].choices = [("", "Choose a teammate")] + [
+        cast(forms.ChoiceField, self.fields["delegate"]).choices = [("", "Choose a teammate")] + [
             (person.get_username(), person.get_username()) for person in teammates
         ]
 
@@ -241,7 +247,7 @@ class EscalationRuleForm(forms.Form):
         everything = access.sees_everything(user)
         teams = Group.objects.all() if everything else user.groups.all()
         agents = access.visible_agents(user)
-        self.fields["scope"].choices = [
+        cast(forms.ChoiceField, self.fields["scope"]).choices = [
             ("Teams", [(f"team:{team.pk}", team.name) for team in teams.order_by("name")]),
             ("Agents", [(f"agent:{agent.pk}", agent.name or agent.slug) for agent in agents.order_by("slug")]),
         ]
@@ -255,8 +261,9 @@ class EscalationRuleForm(forms.Form):
             raise forms.ValidationError(f"no active person {username!r}")
         return person
 
-    def clean(self) -> dict:
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        data = self.cleaned_data
         if "to_user" in data and bool(data.get("to_team")) == bool(data["to_user"]):
             self.add_error("to_team", "choose a team to add, or name a person: one of them")
         return data
