@@ -280,9 +280,9 @@ class ListFilters:
     def is_filtered(self) -> bool:
         return bool(self.agent or self.reason or self.thread or self.q or self.outcome or self.delivery)
 
-    def querystring(self, **changes: object) -> str:
+    def querystring(self, **changes: Any) -> str:
         """The query string of these filters with ``changes``; defaults are left out."""
-        values = replace(self, **changes)  # type: ignore[arg-type]
+        values = replace(self, **changes)
         params = {
             "tab": values.tab if values.tab != "open" else "",
             "agent": values.agent,
