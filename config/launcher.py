@@ -323,7 +323,7 @@ def main() -> int:
 
     manage("migrate", "--noinput", "-v", "0")
     login = ensure_admin(var_dir)
-    # Quiet by default: ~6,000 lines of task chatter in 18 minutes pushed everything a person needs away.
+    # Quiet by default: the tasks' chatter would push everything a person needs out of sight.
     log_level = os.environ.setdefault("LOG_LEVEL", "WARNING").upper()
     demo_available = (ROOT / "agents" / "demo.py").exists()
     if demo_available:

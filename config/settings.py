@@ -436,9 +436,9 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
 # --- Database connection pool (perf) ----------------------------------------------------------
 # Every web process keeps a pool of PostgreSQL connections (Django's native psycopg pool). Under ASGI each
 # request runs on a thread of its own; the pool hands it a connection and takes it back when the request
-# ends, so a request no longer pays a new connection (~5 ms of server CPU) and kept connections cannot pile
-# up. The pool is per process and opened lazily; Celery workers and beat drop it before they fork
-# (config/celery.py), so a pool is never shared across fork.
+# ends, so a request does not pay for a new connection and kept connections cannot pile up. The pool is per
+# process and opened lazily; Celery workers and beat drop it before they fork (config/celery.py), so a pool is
+# never shared across fork.
 DB_POOL = env_bool("DB_POOL", True)
 DB_POOL_MIN = env_int("DB_POOL_MIN", 2)
 DB_POOL_MAX = env_int("DB_POOL_MAX", 16)
@@ -451,10 +451,10 @@ if DB_POOL and DATABASES["default"]["ENGINE"].endswith("postgresql"):
         "timeout": DB_POOL_TIMEOUT,
     }
 # --- live front end, websockets and CSP (htmx) ---
-# The channel layer blocks on Redis for channels-redis's BRPOP timeout (5 s) while a socket is idle; redis-py
-# 8 gives every connection a 5 s socket timeout by default, so each idle consumer's read timed out and the
-# socket died every ~5 s. Reads must be allowed to outlast the blocking pop: the socket timeout is kept above
-# it (and still finite, so a Redis that vanished without closing the connection is noticed).
+# The channel layer blocks on Redis for channels-redis's BRPOP timeout while a socket is idle, and redis-py 8's
+# default socket timeout is no longer than that: an idle consumer's read would time out and its socket die.
+# Reads must be allowed to outlast the blocking pop: the socket timeout is kept above it (and still finite, so
+# a Redis that vanished without closing the connection is noticed).
 CHANNELS_BLOCKING_READ_SECONDS = 5  # inbox.live.layer.InboxChannelLayer.brpop_timeout
 CHANNELS_REDIS_SOCKET_TIMEOUT = env_float("CHANNELS_REDIS_SOCKET_TIMEOUT", 10.0)
 if CHANNELS_REDIS_SOCKET_TIMEOUT <= CHANNELS_BLOCKING_READ_SECONDS + 1:

@@ -62,8 +62,8 @@ BACKTEST_CHUNK = 2_000
 # The inbox list's current tab stops counting here and shows "10,000+" (its pager stops there too): a page
 # never counts a million rows.
 LIST_COUNT_LIMIT = 10_000
-# The other tabs' badges stop at this ("1,000+"): what they say is "a lot", and counting to ten thousand for
-# each of them was most of the list's SQL at a million items.
+# The other tabs' badges stop at this ("1,000+"): what they say is "a lot", and counting further for each of them
+# would be most of the list's SQL.
 LIST_BADGE_COUNT_LIMIT = 1_000
 # A text search on the inbox list shows the newest this many matches (a term matching more is too vague to
 # page through: 20 pages; the tab counts read "1,000+" then).

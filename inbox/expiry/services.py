@@ -58,7 +58,7 @@ AUDIT_BATCH = 2000  # resume and reminder AuditEvents (few) go through bulk_crea
 
 
 # Above this many items in one go, pages get one ``items.expired`` summary per audience instead of an
-# ``item.expired`` per item (a sweep of 100k rows must not turn into 400k channel-layer messages).
+# ``item.expired`` per item (a large sweep must not turn into a channel-layer message per item and audience).
 LIVE_PER_ITEM_LIMIT = 200
 
 

@@ -335,7 +335,7 @@ def _search_ids(user, q: str, *, memo: dict[tuple[Any, str], list[int]]) -> list
     On PostgreSQL the query has two parts glued with ``UNION ALL ... LIMIT``: first the newest
     ``SEARCH_RECENT_ROWS`` rows of the viewer's, read newest first and matched with a plain LIKE; then, only
     if those held too few matches (PostgreSQL's Append stops pulling once the limit is met), the older rows
-    through the trigram index. A common term ("refundOrder", a third of a million rows) is found among the
+    through the trigram index. A common term is found among the
     newest rows, where the trigram index alone fetched and sorted all its matches; a rare one goes to the index
     after a short scan (``_older_matches``), always: the planner may not trade it for a walk of every row."""
     key = (user.pk, q)
@@ -350,8 +350,8 @@ def _read_search_ids(user, q: str) -> list[int]:
     if not user.is_staff:
         scope = scope.filter(agent_id__anyof=visible_agents(user).values("pk"))
     # A term without a word of three characters has no trigram for an index to look up, and matching it against
-    # every row took ~400 ms at a million items: it is looked for among the viewer's newest SEARCH_RECENT_ROWS
-    # items only, the first part of the search below, and the page says so (``ListFilters.search_is_short``).
+    # every row grows with the table: it is looked for among the viewer's newest SEARCH_RECENT_ROWS items only,
+    # the first part of the search below, and the page says so (``ListFilters.search_is_short``).
     word = _trigram_word(q)
     recent = scope.order_by("-item_id").values("item_id", "text")[:SEARCH_RECENT_ROWS]
     if connection.vendor != "postgresql":
@@ -369,12 +369,12 @@ def _read_search_ids(user, q: str) -> list[int]:
         sql, params = f"{newest} LIMIT %s", [*recent_params, pattern, limit]
     else:
         # The older matches are found through the trigram index, whatever the planner makes of the term: its
-        # estimate of a LIKE comes from a sample, and when the sample overrated a term (a 1-in-1,000 tool name
-        # taken for 1 in 100, after one ANALYZE in forty) it walked the primary key backwards testing every row,
-        # or scanned the table (420 and 240 ms at a million rows, and growing with them). So the older part is
-        # planned on its own (``OFFSET 0``), its bound on ``item_id`` is not an index condition (``+ 0``: it would
-        # offer a range scan of the whole key), and sequential scans are off for this one statement (RESET after
-        # it, in the same round trip; an error rolls the SET back with its transaction).
+        # estimate of a LIKE comes from a sample, and when the sample overrated a term (a rare tool name after an
+        # unlucky ANALYZE) it walked the primary key backwards testing every row, or scanned the table, in time
+        # growing with the table. So the older part is planned on its own (``OFFSET 0``), its bound on ``item_id``
+        # is not an index condition (``+ 0``: it would offer a range scan of the whole key), and sequential scans
+        # are off for this one statement (RESET after it, in the same round trip; an error rolls the SET back with
+        # its transaction).
         below_recent = RawSQL("(SELECT min(item_id) FROM search_recent)", [])
         older = _older_matches(scope, q, word).alias(unindexed_id=F("item_id") + 0)
         older_sql, older_params = (
@@ -555,7 +555,7 @@ def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
     # A deferred join: the page's ids are read from the tab's index alone (an index-only scan, however deep
     # the page), then only those 50 rows are fetched with their joins. One query. The ids are an array
     # (``= ANY(ARRAY(…))``, an InitPlan) rather than ``IN (…)``: as a semi-join they were one more relation
-    # for PostgreSQL to order among the row's seven joins, and planning took twice as long (~2.3 -> 1.2 ms).
+    # for PostgreSQL to order among the row's seven joins, which made planning slower.
     start = (page.number - 1) * PAGE_SIZE
     ids = tab_rows(user=user, filters=filters).values("pk")[start : start + PAGE_SIZE]
     page.object_list = _with_row_notes(rows.filter(pk__anyof=ids), user)

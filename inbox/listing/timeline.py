@@ -128,7 +128,7 @@ def thread_timeline(thread: Thread) -> list[Entry]:
             )
         )
     # By the resumes' ids (the object index): the log keeps no index on its thread column, which every event
-    # written (100,000 at once by an expiry sweep) would have paid for.
+    # written (an expiry sweep writes many at once) would pay for.
     attempts = AuditEvent.objects.filter(
         object_type="resume", object_id__in=[str(resume.pk) for resume in resumes]
     ).exclude(verb="resume.created")

@@ -77,7 +77,7 @@ class Thread(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "thread_id"], name="thread_unique_per_agent")]
         # The list's thread filter (?thread=) names a thread by its id alone, whatever the agent: without
-        # this, each of the list's tab counts read every thread (12 ms apiece at 100,000 threads).
+        # this, each of the list's tab counts would read every thread.
         indexes = [models.Index(fields=["thread_id"], name="thread_by_thread_id")]
 
     def __str__(self) -> str:
@@ -156,7 +156,7 @@ class Run(models.Model):
 class InboxItem(models.Model):
     """One interrupt, as an approver sees it.
 
-    Indexes are chosen for the expiry sweep as much as for reads: expiring 100k items rewrites every index
+    Indexes are chosen for the expiry sweep as much as for reads: expiring items rewrites every index
     entry of each row, so the agent and run foreign keys use the composite indexes that start with them, and
     the expiry index covers open items only (an expired row leaves it instead of adding an entry).
     """
@@ -392,8 +392,8 @@ class ItemSearchText(models.Model):
 
     Written once at ingest and never updated. The trigram index that serves the search (PostgreSQL, migration
     0005) lives on this table rather than on the items because every change of an item's status writes new
-    index entries for the row: the expiry sweep rewrites 100,000 items at once, and a trigram index on them
-    tripled its time."""
+    index entries for the row, and the expiry sweep rewrites many items at once: a trigram index on them would
+    make every sweep pay for it."""
 
     item = models.OneToOneField(InboxItem, primary_key=True, on_delete=models.CASCADE, related_name="search_text")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
@@ -520,8 +520,8 @@ class AuditEvent(models.Model):
         SYSTEM = "system", "System"
 
     actor_type = models.CharField(max_length=16, choices=ActorType.choices)
-    # No database FK constraints on the log's references: a sweep writes 100k rows at once and checking
-    # four constraints each cost more than the insert; Django still nulls them when the target is deleted.
+    # No database FK constraints on the log's references: a sweep writes many rows at once and checking
+    # four constraints each costs more than the insert; Django still nulls them when the target is deleted.
     actor_user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -542,8 +542,8 @@ class AuditEvent(models.Model):
         Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="audit_events", db_constraint=False
     )
     # Not indexed: every event pays for each index on the log, and a thread's events are found by their objects
-    # (inbox.listing.timeline). Nor nulled when the thread is deleted (DO_NOTHING): without an index, nulling it read
-    # the whole log at every deletion of threads (0.67 s at 3 million events on the bench VM, growing with the log).
+    # (inbox.listing.timeline). Nor nulled when the thread is deleted (DO_NOTHING): without an index, nulling it would read
+    # the whole log at every deletion of threads.
     # The event keeps the id of the thread it was about, as it keeps every other value it was written with; the log
     # page shows that thread as deleted.
     thread = models.ForeignKey(

@@ -106,8 +106,8 @@ class EscalationRule(models.Model):
 class Escalation(models.Model):
     """One rule step fired on one item: its target is among the item's deciders from ``fired_at``."""
 
-    # No database FK constraints (as on the audit log): a sweep inserts 100k rows at once, and checking four
-    # deferred constraints each at COMMIT took longer than the insert. Django still cascades deletions.
+    # No database FK constraints (as on the audit log): a sweep inserts many rows at once, and checking four
+    # deferred constraints each at COMMIT costs more than the insert. Django still cascades deletions.
     item = models.ForeignKey(
         "inbox.InboxItem", on_delete=models.CASCADE, related_name="escalations", db_index=False, db_constraint=False
     )
