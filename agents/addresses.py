@@ -1,18 +1,8 @@
 """The client's address, for the login lockout (django-axes) and the API throttles.
 
-By default it is the socket's address (``REMOTE_ADDR``) and ``X-Forwarded-For`` is ignored: anyone can send that
-header, so trusting it would let an attacker rotate addresses past a lockout, or lock a victim out by sending the
-victim's address. Behind a reverse proxy a setting names the proxies:
-
-- ``INBOX_TRUSTED_PROXY_COUNT = n``: the last ``n`` hops (the socket's peer and the ``n - 1`` right-most
-  ``X-Forwarded-For`` entries) are proxies; the entry before them is the client.
-- ``INBOX_TRUSTED_PROXIES = ["10.0.0.0/8", …]``: walking from the socket's peer leftwards through
-  ``X-Forwarded-For``, the first address outside those networks is the client. A request whose peer is not a
-  trusted proxy is taken at its socket address.
-
-Only the right-most entries are ever read: those a trusted proxy appended. An entry that is not an IP address
-falls back to the socket's address.
-"""
+The socket's address (``REMOTE_ADDR``) unless a setting names the reverse proxies in front
+(``INBOX_TRUSTED_PROXY_COUNT`` or ``INBOX_TRUSTED_PROXIES``): then the ``X-Forwarded-For`` entry those proxies
+appended, never one the client could have sent (docs/security.md, docs/configuration.md)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
 """The inbox as an AG-UI client: POST a ``RunAgentInput`` to an agent and read its SSE reply.
 
-Only ever POSTs to ``agent.endpoint_url``, which admins set; never to a URL taken from a request body, and only
-to the address ``agents.endpoints.target`` resolved and checked for this send (no internal addresses unless
-allowed). An error reply's body is logged, never put in the error's message: people who are not staff read it.
-Each ``data:`` payload is checked against the SDK's ``Event`` union as it arrives; the raw dicts are
-returned so ``inbox.ingest.read_run`` can record the run exactly as it does for the ingest API.
-
-An agent is untrusted input. What is read from it is bounded *while* reading, not after: an overall
-deadline (``INBOX_AGENT_STREAM_DEADLINE``, checked as bytes arrive; a silent agent is cut by the read
-timeout), a cap on the whole reply (``INBOX_AGENT_REPLY_MAX_BYTES``), on one line
-(``INBOX_AGENT_LINE_MAX_BYTES``, so one 150 MB ``data:`` line is never held whole) and on the number of
-events. The SSE lines are split here from raw, uncompressed bytes (``Accept-Encoding: identity``).
-"""
+It sends only to ``agent.endpoint_url``, at the address ``agents.endpoints.target`` checked for this send, and
+reads the reply as untrusted input, bounded while reading (deadline, byte and event caps; docs/configuration.md).
+Each ``data:`` payload is checked against the SDK's ``Event`` union; an error reply's body is logged, never put
+in the error's message."""
 
 from __future__ import annotations
 
@@ -85,6 +77,7 @@ def _timeout() -> httpx.Timeout:
 
 
 def request_headers(agent: Agent) -> dict[str, str]:
+    # Uncompressed: the SSE lines are split, and the byte caps counted, on the raw bytes.
     headers = {"Content-Type": "application/json", "Accept": "text/event-stream", "Accept-Encoding": "identity"}
     if agent.auth_header_name and agent.auth_header_value:
         headers[agent.auth_header_name] = agent.auth_header_value

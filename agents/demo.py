@@ -1,31 +1,9 @@
 """A deterministic demo AG-UI agent (no LLM), as a plain ASGI app: ``agents.demo:app``.
 
-Run it with ``python -m agents.demo --port 8001``; ``make run`` starts it and registers it as the agent
-``demo`` (``manage.py demo_setup``). The last user message picks a scenario:
-
-- ``email``    — one ``sendEmail`` proposal, a ``tool_call`` interrupt that allows approve-with-edits;
-- ``parallel`` — three ``sendEmail`` proposals, three ``tool_call`` interrupts in one run;
-- ``filing``   — an ``input_required`` interrupt asking for the quarterly filing (quarter, year, revenue);
-- ``chain``    — ``createInvoice`` to approve, then (in the resumed run) a ``confirmation`` to email it:
-                 two interrupts one after the other;
-- anything else: a short reply listing the scenarios, and a success outcome.
-
-It honours resumes as the AG-UI interrupts spec says: approved calls run (with ``editedArgs`` when
-given, a full replacement), denied (``approved: false``) and cancelled ones do not; a resume that is
-stale (past ``expiresAt``), partial, uncorrelated, or whose payload fails ``responseSchema`` gets
-``RUN_ERROR``, and so does new input on a thread with open interrupts. A replayed resume (same
-threadId and entries) gets the first answer again and executes nothing twice.
-
-State lives in memory (checkpoint-style), or in ``--state-file`` to survive restarts; ``POST /reset``
-forgets everything, as a restart without a checkpointer would.
-``GET /record`` returns what the agent received and executed, as JSON, for tests and curious people.
-``forwardedProps.ttlSeconds`` on a new run sets ``expiresAt`` on its interrupts.
-``--resume-seconds N`` (or ``POST /pace {"resumeSeconds": N}`` at run time) makes every reply to a resume
-take N seconds: the resume is executed at once, then the reply streams keep-alive comments every 0.5 s
-before the rest of its events — a slow agent, for the fault suite (tests/faults). With ``"silent": true`` it
-sends nothing at all (not even its response headers) for those N seconds instead; with ``"threadPrefix": "x"``
-the pace applies only to threads whose id starts with ``x`` (the longest matching prefix wins).
-"""
+``python -m agents.demo --port 8001`` runs it; ``make run`` starts it and registers it as the agent ``demo``.
+The last user message picks a scenario (``email``, ``parallel``, ``filing``, ``chain``; see ``SCENARIOS``), and
+it answers resumes as the AG-UI interrupts spec says. What it does, and its controls for tests (``/record``,
+``/reset``, ``/pace``, ``--state-file``): docs/agents/README.md."""
 
 from __future__ import annotations
 

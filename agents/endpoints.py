@@ -1,21 +1,9 @@
 """Where the inbox may send requests to agents (and team webhooks): never inside its own network, unless a setting
 says so.
 
-An agent's endpoint is set by staff, but the inbox sends requests there from its own network and a person who is
-not staff starts runs on it: an endpoint at ``127.0.0.1:5432``, ``169.254.169.254`` (cloud metadata) or
-``[::1]:6379`` would let the inbox be used to reach what only it can reach. So an endpoint:
-
-- is http or https, with no user part (``user:pw@``: credentials go in the auth header);
-- resolves only to public addresses: loopback, private, link-local (metadata), shared (CGNAT), reserved,
-  documentation, multicast and unspecified addresses are refused, unless they lie in one of the networks of
-  ``INBOX_AGENT_ALLOWED_NETWORKS`` (the embedded default, ``make run``, allows loopback for the demo agent;
-  with ``DATABASE_URL`` set nothing is allowed unless named).
-
-It is checked when it is saved (admin, agent page, ``agent_create``, ``demo_setup``: a name that does not resolve
-yet is accepted there) and again at each send: ``target`` resolves the name once, checks every address, and the
-request connects to the checked address (``Host`` and TLS server name stay the URL's), so the name cannot
-resolve elsewhere between the check and the connection.
-"""
+An endpoint is http(s) without credentials in the URL and resolves only to public addresses, unless they lie in
+``INBOX_AGENT_ALLOWED_NETWORKS``. It is checked when saved and again at each send: ``target`` resolves the name
+once and the request connects to the checked address (docs/security.md)."""
 
 from __future__ import annotations
 

@@ -1,26 +1,9 @@
-"""For agent authors: park a run's interrupts in the Approval Inbox.
+"""For agent authors: park a run's interrupts in the Approval Inbox, without Django (``httpx`` and
+``ag-ui-protocol`` only).
 
-Two ways, neither needing Django (only ``httpx`` and ``ag-ui-protocol``):
-
-- ``post_run(events, base_url=..., token=...)`` POSTs one run's AG-UI events (SDK models, dicts, or
-  SSE-encoded strings) to ``<base_url>/api/v1/runs`` and returns the inbox's JSON answer (the run and its
-  items' URLs).
-- ``forward_interrupts(stream, ...)`` / ``aforward_interrupts(stream, ...)`` wrap any AG-UI event stream:
-  every event is yielded unchanged, and when the stream ends a run with ``RUN_FINISHED`` carrying an
-  interrupt outcome, the run's events are posted to the inbox first. Put it around the generator your
-  endpoint already streams, e.g. ``ag-ui-langgraph``'s ``agent.run(input)``.
-
-``RAW`` events and ``rawEvent`` fields are left out of what is posted (they only make the body big).
-
-**Messages.** When the inbox resumes a run, it sends the run's ``MESSAGES_SNAPSHOT`` as ``messages``; without
-one, it rebuilds the conversation from the ``RunAgentInput`` the run answered (``RUN_STARTED.input``) and the
-run's tool-call proposals. So by default (``include_messages=True``) the client makes sure the inbox has the
-conversation: pass ``run_input=`` (the ``RunAgentInput`` your endpoint received) and, when the run's
-``RUN_STARTED`` does not already echo an ``input``, it is posted as ``RUN_STARTED.input`` (a ``RUN_STARTED`` is
-added if the stream has none). ``include_messages=False`` keeps the conversation from the inbox: the
-``MESSAGES_SNAPSHOT`` events and ``RUN_STARTED.input.messages`` are left out of what is posted.
-See docs/agent-client.md for a runnable example.
-"""
+``post_run`` POSTs one run's AG-UI events to ``<base_url>/api/v1/runs``; ``forward_interrupts`` /
+``aforward_interrupts`` wrap an agent's event stream and post the run when it ends with an interrupt. How to use
+them, and what ``run_input`` and ``include_messages`` do: docs/agent-client.md."""
 
 from __future__ import annotations
 

@@ -1,13 +1,8 @@
-"""Writes to the agent registry: registering and changing agents, issuing, rotating and revoking their
-ingest tokens. Every entry point (the Django admin, the management commands) goes through these.
+"""Writes to the agent registry: registering and changing agents, issuing, rotating and revoking their ingest
+tokens. Every entry point (the admin, the management commands, the agent pages) goes through these.
 
-Each write runs in one transaction and sends the matching signal of ``agents.signals`` inside it, so the
-inbox's audit record of the change is committed with the change or not at all. ``user`` is the person
-acting (None from the command line); ``via`` names the entry point.
-
-A change names its fields and carries their values before and after (``changes``), except secrets: the
-auth header value is recorded only as set or not set, and a password in the endpoint URL as ``***``.
-"""
+Each write runs in one transaction and sends its ``agents.signals`` signal inside it, so the audit record commits
+with the change; secrets are recorded only as set or not set (the endpoint's password as ``***``)."""
 
 from __future__ import annotations
 

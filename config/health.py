@@ -1,23 +1,9 @@
 """GET /healthz: the database, Redis, the Celery workers and beat, each ``ok``, ``degraded`` or ``down``.
 
-It answers within about a second whatever is down, and at once when nothing is:
-
-- **database**: ``SELECT 1`` on a connection the web process would use. With the PostgreSQL pool
-  (``DB_POOL``) it waits at most ``INBOX_HEALTH_DATABASE_TIMEOUT`` for one (requests wait
-  ``DB_POOL_TIMEOUT``): no connection in that time is ``down``.
-- **redis**: one round trip that also *writes* a short-lived key. A Redis that answers reads but refuses
-  writes (out of memory under ``noeviction``, a read-only replica) moves no message: ``down``, with its error.
-- **worker**: per-worker heartbeats (``config.heartbeat``), never a broadcast ping. None alive is ``down``;
-  fewer alive than expected is ``degraded``, naming the silent ones. Expected: ``INBOX_EXPECTED_WORKERS``
-  when set, else every worker heard from within ``INBOX_WORKER_EXPECTED_WINDOW_SECONDS`` (a worker that
-  stops cleanly removes its heartbeat, so only one that died is missed).
-- **beat**: its heartbeat; there is exactly one beat, so ``ok`` or ``down``.
-
-Anonymous callers (load balancers, uptime checks) get only the status per component; staff also get the
-reasons, the heartbeat ages and the timing. 200 when nothing is down (``degraded`` included: the web process
-serves), else 503 naming what is down. The database probe lives in ``config.unavailable``: a database found down
-here also makes this web process's pages answer their 503 at once.
-"""
+It answers within about a second whatever is down. 200 when nothing is down, else 503 naming what is; staff
+also get the reasons and heartbeat ages. What each check does and when it says ``degraded``: docs/operations.md.
+The database probe lives in ``config.unavailable``, so a database found down here also makes this process's
+pages answer 503 at once."""
 
 from __future__ import annotations
 

@@ -1,16 +1,8 @@
 """Heartbeats of the Celery workers and of beat, kept in Redis, so ``/healthz`` answers from them at once.
 
-- A worker starts a thread when it is ready (``worker_ready``) that records ``<hostname>`` every
-  ``INBOX_HEARTBEAT_SECONDS`` and removes it at shutdown.
-- Beat runs ``HeartbeatScheduler`` (``CELERY_BEAT_SCHEDULER``): each scheduler tick records the beat.
-
-Both go to one sorted set per kind (score = Unix time), named after the Celery queue so that several
-installations (or test runs) sharing a Redis do not see each other. A member is alive when it was recorded
-within three heartbeat periods. A worker that stops cleanly removes its member; one that dies leaves it
-behind, so ``/healthz`` knows how many workers to expect: ``INBOX_EXPECTED_WORKERS`` when set, else every
-worker heard from within ``INBOX_WORKER_EXPECTED_WINDOW_SECONDS``. Redis restarted empty loses the set; the
-next heartbeats (a few seconds later) fill it again.
-"""
+A worker records itself every ``INBOX_HEARTBEAT_SECONDS`` from a thread started at ``worker_ready`` and removes
+itself at shutdown; beat records itself at each tick (``HeartbeatScheduler``). One sorted set per kind, named
+after the Celery queue; a member is alive when recorded within three periods (docs/operations.md)."""
 
 from __future__ import annotations
 

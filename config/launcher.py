@@ -1,20 +1,9 @@
 """``make run``: the whole product on one machine.
 
-Writes the secret-key file (unless ``SECRET_KEY`` is set), starts the embedded Redis (unless ``REDIS_URL`` is
-set), migrates, creates an admin user the first time (printing its credentials once), registers the demo
-agent, then runs the ASGI web server, a Celery worker, Celery beat and the demo agent side by side with
-prefixed output. Ctrl-C, SIGTERM or SIGHUP (the terminal closed) stops every process it started. A child
-that dies is started again after a backoff (1 s, doubling up to 30 s; back to 1 s once it has run a minute),
-and each death and restart is logged.
-
-Children never outlive the launcher: each runs in a session of its own (so Ctrl-C reaches only the
-launcher, which stops them in order), and on Linux each asks the kernel for SIGTERM when its parent dies
-(``PR_SET_PDEATHSIG``), so even ``kill -9`` of the launcher leaves no server holding the port. The launcher
-watches its own parent the same way (and by polling ``getppid``): ``make run`` execs it, and SIGKILL of
-``make`` stops everything too. Children's output is read in the main loop (``selectors``), so the launcher has
-no other thread and may start (and restart) children with a ``preexec_fn`` at any time.
-The production process types are listed in the ``Procfile``.
-"""
+Prepares ``var/`` (secret key, embedded Redis, migrations, the admin user and the demo agent), then runs the web
+server, a Celery worker, beat and the demo agent with prefixed output, restarting a child that dies. Children
+never outlive it (their own sessions and ``PR_SET_PDEATHSIG``; docs/operations.md). The production process
+types are in the ``Procfile``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
 """Django's Redis cache with one connection pool and client per process, not per cache object.
 
-``django.core.cache.caches`` hands each request context its own cache object (under ASGI every request runs in a
-context of its own), and Django's ``RedisCache`` keeps its connection pool on that object: every request opened a
-new TCP connection to Redis and built a new ``redis.Redis`` client for each call (seen in ``bench/ingest.py``:
-one connection per request). Here the pool and the client live as long as the process; a forked child (Celery's
-prefork pool) makes its own, since a connection must never be shared across a fork.
-"""
+Under ASGI every request gets a cache object of its own, and Django's ``RedisCache`` keeps its pool on that
+object: a new connection per request. Here the pool and client live as long as the process; a forked child
+(Celery's prefork pool) makes its own, since a connection must never be shared across a fork."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
 """503, not 500, while the database or Redis is unreachable.
 
-An outage of a dependency is not a bug in the request: the API answers ``503`` with a JSON body and
-``Retry-After``, pages answer an HTML 503 with the same header. ``DependencyDownMiddleware`` catches what
-a view raises; ``server_error`` (``handler500``) catches what a middleware raises (the session or the
-user loaded from an unreachable database) and otherwise renders Django's ordinary 500 page.
-
-A database outage is answered as fast as ``/healthz`` answers, not after the pool's wait
-(``DB_POOL_TIMEOUT``, seconds): once this web process has found the database unreachable (a request failed on
-it, or ``/healthz`` probed it), ``DatabaseOutageMiddleware`` first probes it on each request
-(``probe_database``: a connection of its own, refused at once while the server is down) and
-answers the 503 straight away until the probe succeeds; then the pool starts afresh.
-
-Nothing commits half: every write of the inbox runs in one ``transaction.atomic`` block, so a connection
-lost mid-way rolls the whole of it back; work queued on commit is re-found by the beat sweeps.
-"""
+``DependencyDownMiddleware`` answers what a view raised, ``server_error`` (``handler500``) what a middleware
+raised, as a 503 with ``Retry-After`` (JSON for the API, HTML for pages); ``DatabaseOutageMiddleware`` probes a
+database this process found down before each request and answers the 503 at once until it is back
+(docs/operations.md)."""
 
 from __future__ import annotations
 

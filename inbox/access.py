@@ -1,19 +1,9 @@
 """Who may see and who may decide: the team rule, written once.
 
-- **Seeing.** Staff see everything; anyone else sees the agents of their teams (Django groups), and with
-  them those agents' items, runs, threads, resumes, decisions and audit events. Everything a user may not
-  see is a 404, never a 403 that would confirm it exists. Every read path (pages, API, exports, stats,
-  the websocket) starts from a ``visible_*`` queryset here.
-- **Escalation.** An escalation rule that fired on an item (``inbox.models.Escalation``) adds its team or
-  person to the item's deciders: they see it (and its run and decisions) as the item's own team does.
-- **Deciding.** Whoever sees an item may decide it, unless someone else holds it (``InboxItem.held_by_other``):
-  then only the holder, or staff (an override the decision service audits), may decide it, release the
-  claim or reassign it (``locked_by_claim``). Who is *asked* to decide (mail, digests) is the agent's team
-  members, or staff when the agent has no team (``approvers_of`` / ``deciding_items_q``).
-
-What counts as a denial and as a decided status are ``inbox.models.is_denial`` / ``InboxItem.is_denial``
-and ``InboxItem.DECIDED`` / ``InboxItem.is_decided``.
-"""
+Every read path (pages, API, exports, stats, the websocket) starts from a ``visible_*`` queryset here: staff see
+everything, anyone else the agents of their teams and what belongs to them, plus the items escalated to them;
+the rest is a 404. ``locked_by_claim`` says who may act on a held item, ``approvers_of`` who is asked to decide.
+The rules: docs/deciding.md and docs/teams.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
 """Import-linter contracts that import-linter does not ship: no import cycle between modules, nor between packages.
 
-``acyclic_siblings`` looks at cycles between the children of a package, each child with everything below it,
-so a page module of one package that renders another package's read side, while that read side applies the
-first package's rules, counts as a cycle although no module ever reaches itself. ``layers`` needs every module
-placed by hand. This contract takes the module graph of ``packages`` as it is and fails on any strongly
-connected component: a set of modules that import each other around a loop, lazy imports included. An
-import listed in ``ignore_imports`` is taken out first; one that matches nothing fails the contract, so an
-exception cannot outlive its reason.
-
-``AcyclicPackagesContract`` looks one level up: every module counts as the child of its container it lives in
-(``inbox.teams.tasks`` as ``inbox.teams``, ``config.health`` as itself), and no two of those children may reach
-each other, however many modules the loop passes through.
-
-Configured in ``.importlinter`` (``contract_types``).
-"""
+``AcyclicModulesContract`` fails on any set of modules that import each other around a loop, lazy imports included
+(an ``ignore_imports`` entry that matches nothing fails too); ``AcyclicPackagesContract`` does the same one
+level up, each module counted as the child of its container. Configured in ``.importlinter``; docs/architecture.md."""
 
 from __future__ import annotations
 

@@ -1,12 +1,8 @@
-"""Reading an agent's run: the body of ``POST /api/v1/runs`` or the reply stream of a resume.
+"""Reading an agent's run: the body of ``POST /api/v1/runs`` or the reply stream of a resume (no database).
 
-``parse_body`` turns the three accepted shapes (a bare ``RUN_FINISHED``, ``{"events": [...]}``, a
-``text/event-stream`` body) into a list of raw event dicts; ``read_run`` checks them against the AG-UI
-SDK models and the spec's contract and returns a ``RunRecord`` holding only what the inbox keeps.
-
-Every refusal is an ``IngestError`` naming the field path (``events[3].outcome.interrupts[0].toolCallId``)
-and the rule it broke. Nothing here touches the database.
-"""
+``parse_body`` turns the three accepted shapes (a bare ``RUN_FINISHED``, ``{"events": [...]}``, an event stream)
+into raw event dicts; ``read_run`` checks them against the SDK models and the spec and returns a ``RunRecord``.
+Every refusal is an ``IngestError`` naming the field path and the rule it broke."""
 
 from __future__ import annotations
 

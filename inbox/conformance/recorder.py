@@ -1,11 +1,8 @@
 """What a run tells about its agent's conformance, recorded as it is stored, and what the inbox refused or cut.
 
-``record_run`` runs in the ingest transaction of every stored run (posted, started or resumed);
-``record_resume`` in the transaction that files a resume's reply. Each writes its observations with one
-upsert (one statement), so ingest stays cheap. ``record_refusal`` and ``record_cut`` write what never became a
-stored run (a refused body, a reply on another thread, a stream cut at the deadline), with the runId the agent
-gave and the index of the event at fault as the evidence.
-"""
+``record_run`` (in the ingest transaction of every stored run) and ``record_resume`` (in the transaction that
+files a resume's reply) write their observations with one upsert each; ``record_refusal`` and ``record_cut``
+write what never became a stored run, with the runId and the index of the event at fault as evidence."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""The one error type of the inbox and its two renderings.
+"""The one error type of the inbox, ``ApplicationError``, and its two renderings.
 
 A service refuses with ``ApplicationError(status, code, message, field=..., errors=[...], **extra)``. The API
-renders it as a JSON body (``exception_handler``, DRF's ``EXCEPTION_HANDLER``)::
-
-    {"error": code, "detail": message, "field": "<path of the first offending field>",
-     "errors": [{"path": ..., "message": ...}, ...], ...extra}
-
-(``field`` and ``errors`` only when there are field errors). The pages render the same object: templates
-read ``error.message``, ``error.code``, ``error.status`` and ``error.errors`` (``inbox/_errors.html``).
-
-DRF's own errors go through the same handler: an input serializer's ``ValidationError`` keeps DRF's
-field-keyed members (``{"message": ["This field is required."]}``) and gains ``error``, ``detail``,
-``field`` and ``errors``; authentication and permission errors keep ``detail`` and gain ``error``.
-Anything else (a programming error) is not caught here: it is a 500 and is logged.
-"""
+renders it as the JSON body of docs/api.md (``exception_handler``, DRF's ``EXCEPTION_HANDLER``); pages render
+the same object (``inbox/_errors.html`` reads ``error.message``, ``code``, ``status`` and ``errors``)."""
 
 from __future__ import annotations
 
@@ -129,6 +118,9 @@ def read_input(
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's errors in the same body: a ``ValidationError`` keeps DRF's field-keyed members and gains ``error``,
+    ``detail``, ``field`` and ``errors``; authentication and permission errors gain ``error``. Anything else (a
+    programming error) is not caught here: it is a 500 and is logged."""
     if isinstance(exc, ApplicationError):
         return Response(exc.as_dict(), status=exc.status)
     response = drf_exception_handler(exc, context)

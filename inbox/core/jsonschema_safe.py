@@ -1,31 +1,9 @@
 """JSON Schema for schemas written by untrusted agents: nothing fetched, nothing unbounded.
 
-- **No ``$ref`` is ever fetched.** Every validator is built on ``NO_FETCH_REGISTRY``, whose ``retrieve``
-  refuses every URI, so an absolute ``http://`` ref, a ``file://`` ref or a relative ref under an ``$id``
-  is an unresolvable reference (reported as an error), never a request or a file read. References inside
-  the schema (``#/$defs/x``, ``#anchor``) resolve as usual. ``schema_problem`` refuses at ingest a schema
-  whose references point outside itself.
-- **Linear-time patterns.** ``pattern``, ``patternProperties`` and ``additionalProperties`` (which reads
-  ``patternProperties``) match with RE2, whose time is linear in the input; a pattern RE2 cannot compile
-  (backreferences, lookaround) is refused at ingest. ``unevaluatedProperties`` beside ``patternProperties``
-  is refused too, because jsonschema matches those with Python's backtracking ``re``.
-- **Bounded work.** ``uniqueItems`` and ``enum`` compare canonical forms in a set instead of pairwise,
-  and one validation applies at most ``settings.INBOX_VALIDATION_MAX_STEPS`` keywords (each error a keyword
-  reports counts five more, each RE2 search one) and takes at most ``INBOX_VALIDATION_MAX_SECONDS`` (nested
-  ``anyOf`` or ``$ref`` chains can otherwise multiply work exponentially): past either the answer is refused
-  as too costly to check. A subschema naming its own ``$schema`` is applied by the hardened validator of that dialect, never
-  by jsonschema's own. ``check_schema`` (a schema against its meta-schema) runs under the same budget, and
-  work done inside ``budget()`` (an ingest's schema checks) shares one.
-- **Exact numbers.** ``multipleOf`` falls back to exact fractions where floats overflow (``10**400`` against
-  ``0.01``), so a huge number is an ordinary error, never an ``OverflowError``.
-- **Bounded schemas.** ``schema_problem`` refuses a schema nested deeper than the caller's ``max_depth``,
-  when the caller sets ``max_pattern``, a pattern longer than that, and, when the caller sets ``max_sizes``,
-  a ``required``, ``properties``, ``enum``, ``allOf``/``anyOf``/``oneOf`` wider than its limit or more
-  subschemas in all than ``max_sizes["subschemas"]``.
-
-Its users: an interrupt's ``responseSchema`` (``inbox.ingest.parser``, ``inbox.decisions.services``) and an
-auto-decision policy's match schema (``inbox.policies.schema``); each passes its own limits.
-"""
+Validators built here never fetch a ``$ref``, match patterns with RE2 (linear time), compare ``uniqueItems`` and
+``enum`` in a set, use exact fractions for ``multipleOf`` and stop past a budget of steps and time;
+``schema_problem`` refuses schemas deeper, wider or longer than the caller's limits. Used for an interrupt's
+``responseSchema`` and a policy's match schema, each with its own limits (docs/security.md)."""
 
 from __future__ import annotations
 

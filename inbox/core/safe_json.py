@@ -1,12 +1,8 @@
 """JSON from untrusted senders (agents, browsers, API clients), read so that nothing downstream can fail on it.
 
-``loads`` refuses what the standard library accepts but the rest of the product cannot store or process:
-``NaN``/``Infinity`` and numbers that overflow to infinity (``1e400``), integers longer than Python converts
-(over 4,300 digits), nesting deeper than the caller's ``max_depth`` (which would otherwise end in ``RecursionError``),
-and strings holding ``\\u0000`` (PostgreSQL refuses it in ``text`` and ``jsonb``) or a lone UTF-16 surrogate
-(which cannot be encoded as UTF-8). ``check_value`` applies the same rules to an already-decoded value, and
-``check_text`` to one string. Each refusal is an ``UnsafeJson`` naming the path of the offending value.
-"""
+``loads`` refuses what the standard library accepts but the product cannot store or process (NaN and infinities,
+overlong integers, nesting past ``max_depth``, NUL characters, lone surrogates); ``check_value`` and
+``check_text`` apply the same rules to decoded values. Each refusal is an ``UnsafeJson`` naming its path."""
 
 from __future__ import annotations
 

@@ -1,14 +1,8 @@
-"""Deciding from the notification: Approve / Deny links in new-item emails, digests and team webhooks.
+"""Deciding from the notification: signed Approve / Deny links in new-item e-mails, digests and team webhooks.
 
-A link is offered only for items that need a yes or no (``tool_call`` and ``confirmation`` whose schema asks
-for nothing but ``approved``). Its token is signed (``django.core.signing``) and names the item, the action,
-the item's expiry and whom it is for: one recipient (email), or one team (a webhook's chat message; any
-member of that team may use it). Opening a link never decides (link scanners fetch URLs): it shows a
-confirmation page to the logged-in recipient, whose POST decides through ``decision_submit`` with every rule
-(visibility, claims, self-approval, expiry, quorum). A link works once: its use is recorded under a unique
-hash of the token before the decision is made. A link also stops working ``INBOX_DECISION_LINK_MAX_AGE_DAYS``
-after it was made, however far away the item's expiry is (an agent may set ``expiresAt`` years ahead).
-"""
+A link names the item, the action and its recipient (a person, or a team for a webhook). Opening it never
+decides: its confirmation page's POST does, through ``decision_submit`` with every rule; a link works once and
+expires (docs/security.md, docs/teams.md)."""
 
 from __future__ import annotations
 

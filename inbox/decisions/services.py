@@ -1,15 +1,8 @@
 """Deciding inbox items: the one write path every page, API call and bulk action goes through.
 
-``decision_submit`` checks (``check_*``, in ``inbox.decisions.rules``) and then applies (``_close`` /
-``_vote``). The rules, in order: visibility (404), a valid status, the item still open (409 ``not_open``), not past ``expiresAt``
-(409 ``expired``, checked now, not by the sweep), the claim (only the holder or staff decide a claimed
-item), no self-approval, the payload valid against the item's ``responseSchema`` (400 with jsonschema paths),
-then the quorum: ``InboxItem.required_approvals`` (the agent's, or more if a policy raised it) distinct approvers must approve the same answer; a deny or a
-cancel from any of them decides at once; an approval with a different answer restarts the count.
-
-Rows are locked run first, then item, so that two decisions on sibling items of one run serialize and
-the one that closes the run's last open item sees the others and creates the resume.
-"""
+``decision_submit`` checks (``inbox.decisions.rules``, in order) and then applies: it closes the item, or counts
+a vote toward ``InboxItem.required_approvals``. Rows are locked run first, then item, so that decisions on
+sibling items serialize and the one that closes the run's last open item creates the resume. docs/deciding.md."""
 
 from __future__ import annotations
 

@@ -1,17 +1,9 @@
 """The yes/no shape an interrupt asked for, and the payloads Approve and Deny send in it.
 
-No two AG-UI integrations answer a tool approval alike: the spec's ``{"approved": true, "editedArgs"?}``,
-``{"approved", "message"}``, Claude's ``{"behavior": "allow" | "deny", "updatedInput"?}``, a bare boolean
-(ag2 wants ``true``), a bare string enum (``"allow"`` / ``"deny"``, ``"y"`` / ``"n"``), any object with one
-boolean property or one two-valued enum. ``yes_no_shape`` recognises such a ``responseSchema`` and builds both
-payloads; a shape is only recognised when both payloads are valid against the schema (checked by the rules'
-own validator), so a button never sends what the agent refuses. Everything that decides yes or no — the item
-page's buttons and keys, the run page and its resume preview, bulk approve/deny, the e-mail links — builds
-its payload here; a schema without such a shape is answered through its form.
-
-Edits are offered only where the schema offers them (the spec's capability signal): an ``editedArgs``
-property, or an ``updatedInput``-style replacement of the tool's input (``EDIT_KEYS``).
-"""
+``yes_no_shape`` recognises the ways AG-UI integrations answer a tool approval (the spec's ``approved``,
+Claude's ``behavior``, a bare boolean or two-valued enum, …) and builds both payloads, only when both are valid
+against the schema, so a button never sends what the agent refuses. Every yes/no control builds its payload
+here; ``EDIT_KEYS`` names where a shape offers edits (docs/deciding.md)."""
 
 from __future__ import annotations
 

@@ -1,21 +1,8 @@
-"""Expiry: closing what has gone stale, and reminding approvers before it does.
+"""Expiry: closing what has gone stale.
 
-Three ways an interrupt's ``expiresAt`` is enforced, all through ``expire_items`` and ``expire_runs``:
-
-- at the moment of deciding (``inbox.decisions``) and of sending a resume (``inbox.resumes``): the guards;
-- when a new run arrives on the thread (``inbox.services.run_ingest``);
-- ``expire_sweep`` on Celery beat every ``INBOX_EXPIRE_SWEEP_SECONDS``: the tidy-up. It is set-based: one
-  ``UPDATE ... RETURNING`` closes every stale item, one ``INSERT ... SELECT`` writes their AuditEvents,
-  and when nothing is stale the sweep costs one query made of index range scans (``anything_stale``).
-
-A run that lost an item to expiry can no longer be resumed (spec rule 7): its other open items are closed
-as expired with that reason, its pending or failed resume becomes ``expired``, and since nothing on the
-thread is open any more, the thread accepts new runs.
-
-``reminders_send`` (beat) emails the approvers of each open item once, ``INBOX_REMINDER_LEAD_SECONDS``
-before it expires, and pushes ``item.reminder`` to open pages. The claim is one conditional
-``UPDATE ... RETURNING`` on ``reminder_sent_at``, so two workers never remind about the same item twice.
-"""
+``expire_items`` and ``expire_runs`` close items past ``expiresAt`` and the runs that can no longer be resumed
+because of it; they run at decide and send time (the guards), when a new run arrives on the thread, and in
+``expire_sweep`` (beat, set-based; a sweep that finds nothing costs one query). The rules: docs/deciding.md."""
 
 from __future__ import annotations
 

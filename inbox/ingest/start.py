@@ -1,14 +1,8 @@
-"""Starting a run on an agent from the inbox (the inbox as AG-UI client).
+"""Starting a run on an agent from the inbox (the inbox as AG-UI client): it POSTs the user's message, reads the
+reply stream and ingests its outcome like a run posted to ``/api/v1/runs``.
 
-An agent that only serves AG-UI over HTTP (LangGraph through ``ag-ui-langgraph``, the demo agent) needs
-no code of its own to use the inbox: the inbox POSTs the user's message, reads the reply stream, and
-ingests its outcome exactly like a run posted to ``/api/v1/runs``.
-
-The API (``POST /api/v1/agents/<slug>/runs``) answers when the agent has. The agent's page does not hold the
-approver's request meanwhile: ``run_start_queue`` checks what can be checked at once, stores a ``RunStart`` and
-queues ``inbox.tasks.start_run``; a worker asks the agent (``run_start_finish``) and the page shows the start's
-progress until its run is stored or it failed.
-"""
+The API (``run_start``) answers when the agent has; the agent's page queues the start instead
+(``run_start_queue`` stores a ``RunStart``, a worker finishes it with ``run_start_finish``) and shows its progress."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """Saved views: the list's filters and sort under a name, a person's own, and a team's too when staff share one.
-A view stores the list's own query string (``ListFilters.querystring``) and is read back through
-``ListFilters.from_query``: the list has one parser, and a view shows exactly the rows of its filters.
 
-Reads: ``visible_views`` (what a person may use), ``tab_views`` and ``view_tabs`` (the list's view tabs, their
-counts read with the status tabs' in one statement). Writes: ``saved_view_create``, ``saved_view_update``
-(rename, share), ``saved_view_delete``; each refusal is an ``ApplicationError`` naming its field."""
+A view stores the list's own query string (``ListFilters.querystring``) and is read back through
+``ListFilters.from_query``, so it shows exactly the rows of its filters. Reads: ``visible_views``, ``tab_views``,
+``view_tabs``; writes: ``saved_view_create``, ``saved_view_update``, ``saved_view_delete``."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""Read paths of the inbox list: filtered, sorted, counted and searched (the item and run pages read through
-``inbox.listing.detail``, the run page's resume preview through ``inbox.listing.preview``).
+"""Read paths of the inbox list: filtered, sorted, counted and searched.
 
-Every query starts from ``access.visible_items`` (the team rule), so a page never shows a row its
-viewer may not see. The list page runs a fixed number of queries whatever the data: one for the tab
-counts (which also gives the paginator its total), one for the page of rows, one for the reason filter's
-options; the agent filter's options are the viewer's agents, read once per request (``access.agent_choices``).
-"""
+Every query starts from ``access.visible_items``, so a page never shows a row its viewer may not see, and the
+list page runs a fixed number of queries whatever the data (tab counts with the paginator's total, the page of
+rows, the reason filter's options). The item and run pages read through ``inbox.listing.detail``."""
 
 from __future__ import annotations
 

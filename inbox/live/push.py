@@ -1,16 +1,8 @@
 """Pushing changes to open pages over Channels, only after the transaction commits.
 
-Groups: ``inbox.staff`` (staff see everything), ``inbox.agent.<agent id>`` (members of the agent's
-teams), ``inbox.team.<group id>`` (members of a team a policy routed an item to), ``inbox.item.<item id>``
-and ``inbox.run.<run id>`` (pages looking at one object), ``inbox.user.<user id>`` (one person's pages).
-
-The messages a commit queued leave when it commits, in the order they were published: one ``group_send`` per
-group through ``async_to_sync`` (in a web process on its event loop, whose channel-layer connections it
-reuses). Consecutive messages for the same groups (an ingest's new items) travel as one ``inbox.events`` message
-holding them in order, so a run of many items costs each group one send; a lone message is an ``inbox.event``.
-A push is best effort: a failure is tried once more, then logged, and pages refresh what they missed when their
-socket reconnects.
-"""
+``publish_on_commit`` and ``publish_many_on_commit`` queue messages to groups (``groups_for``: staff, an agent's
+teams, a team, one item or run, one person) that leave, in order, when the transaction commits. A push is best
+effort: pages refresh what they missed when their socket reconnects."""
 
 from __future__ import annotations
 

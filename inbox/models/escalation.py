@@ -1,15 +1,8 @@
 """Escalation and delegation: a request that finds a person even when its team is silent or away.
 
-An ``EscalationRule`` is one step of a chain that belongs to a team or to an agent: when an item of its scope is
-still open ``after_minutes`` after it arrived (or ``before_deadline_minutes`` before its ``expires_at``), a second
-team or a named person is added to its deciders. Step 2 of a scope fires only on items its step 1 escalated
-already. Each firing is an ``Escalation`` row, unique per (item, rule): the sweep inserts with ``ON CONFLICT DO
-NOTHING``, so two sweeps never fire one step twice. ``inbox.access`` reads the rows: the added team or person
-sees and decides the item.
-
-An ``AwayStatus`` says that a person is away between two times and names their delegate: items assigned to or
-held by them while it is in force go to the delegate (``inbox.teams.away``).
-"""
+An ``EscalationRule`` is one step of a team's or an agent's chain that adds a team or a person to an item's
+deciders when it stays open too long; each firing is an ``Escalation`` row, unique per (item, rule). An
+``AwayStatus`` names a person's delegate while they are away. docs/teams.md."""
 
 from __future__ import annotations
 

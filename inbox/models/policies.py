@@ -1,12 +1,9 @@
 """Auto-decision policies: which of an agent's requests need a human at all.
 
-A ``Policy`` belongs to one agent or to one team (then it applies to every agent of the team). Policies are
-evaluated in ``position`` order at ingest; the first enforced policy that matches an item acts on it.
-Shadow policies only record what they would have done. Every evaluation that matched is a ``PolicyMatch``
-row (the stats page reads them), and an enforced approve or deny is a real ``Decision`` made by the
-policy's service account (an inactive user named ``policy:<name>``, so the audit log, the tool-call trail
-and the quorum count see it like any approver).
-"""
+A ``Policy`` belongs to an agent or a team and is evaluated in ``position`` order at ingest: shadow policies
+only record what they would have done, the first enforced one that matches acts. Every match is a
+``PolicyMatch`` row; an enforced approve or deny is a real ``Decision`` by the policy's service account
+(docs/policies.md)."""
 
 from __future__ import annotations
 

@@ -1,34 +1,9 @@
 """Backtesting a policy: what it would have done to the items people decided in a period.
 
-``backtest_start`` checks the period (1 to ``MAX_BACKTEST_DAYS`` days, ``BACKTEST_DEFAULT_DAYS`` unless asked) and
-the policy — its saved version, or the unsaved values of its form (a draft, checked by ``check_policy`` like a
-save, and never saved) — and stores a ``PolicyBacktest``. A period with at most ``BACKTEST_INLINE_ITEMS``
-candidates is read at once; a longer one by a Celery worker (``inbox.tasks.backtest_policy``), whose progress the
-backtest's page shows. ``backtest_run`` claims the backtest (pending → running, so two workers never both read
-it) and streams the candidates in chunks of ``BACKTEST_CHUNK`` rows, reading only the columns a policy matches on;
-it keeps counts and writes each chunk's findings, so its memory does not grow with the period.
-
-A worker that dies while reading leaves the backtest running with no progress. Beat's recovery sweep
-(``backtest_requeue_stalled``) starts such a backtest again once it has shown no progress for
-``INBOX_BACKTEST_STALL_SECONDS``: its findings so far go, and it is queued under the next ``attempt`` number; a
-reading that holds an older number (its worker was only slow) stops at its next chunk, writing nothing more. After
-``BACKTEST_MAX_ATTEMPTS`` readings it fails with that reason. A pending backtest whose queue message was lost is
-queued again the same way.
-
-What it counts, over the items people decided (resolved or cancelled, not by a policy's account) in the period
-for the policy's agent, or the agents of its team:
-
-- ``decided``: all of them; ``matched``: those the policy matches (``policy_applies_to``, as at ingest; the
-  policy is tested alone, whatever its position, mode or enabled flag);
-- ``outcomes``: the matched items by what people decided (approved, approved_with_edits, denied, cancelled,
-  answered);
-- ``compared`` / ``agreed``: for an approve or deny policy, the matched items whose outcome compares with its
-  action, and those where people did as it would have (``selectors.agrees``: an approval agrees with approved;
-  a denial with denied or cancelled; an edit agrees with neither). The others are the disagreements, listed;
-- ``found_wrong``: for an approve policy, the matched items people approved (with or without edits) where the
-  agent's follow-up was then denied: the run the agent answered the item's resume with raised an interrupt that a
-  person denied. The policy would have sent the same approval, and a person found where it led wrong.
-"""
+``backtest_start`` checks the period and the policy (saved, or a form's unsaved draft) and stores a
+``PolicyBacktest``; ``backtest_run`` reads it, at once for a short period or on a worker in chunks;
+``backtest_requeue_stalled`` (beat) starts again one whose worker died. What it counts and how it recovers:
+docs/policies.md."""
 
 from __future__ import annotations
 

@@ -1,17 +1,8 @@
-"""The JSON Schemas of auto-decision policies: checked when a policy is saved, applied at ingest.
+"""The JSON Schemas of auto-decision policies: checked when a policy is saved (``validate_policy_schema``), applied
+at ingest (``policy_matches``).
 
-Everything a policy's schema may do runs behind two functions, ``validate_policy_schema`` (is it a schema
-we accept?) and ``policy_matches`` (does this value satisfy it?). The hardening itself is the one an
-interrupt's ``responseSchema`` gets, ``inbox.core.jsonschema_safe``; this module adds the policy's own limits
-(``inbox.limits``: ``MAX_POLICY_SCHEMA_BYTES``, ``MAX_POLICY_SCHEMA_DEPTH``, ``MAX_POLICY_PATTERN``):
-
-- the schema must be valid under its meta-schema (Draft 2020-12 unless ``$schema`` names another);
-- no ``$ref`` is ever fetched: references must point inside the schema (``#/$defs/x``) and resolve there;
-- every ``pattern`` and ``patternProperties`` key is bounded (length) and must compile under RE2, and is
-  matched with RE2 (linear time: no pathological backtracking on an agent's arguments);
-- the schema itself is bounded in size, depth and width (``MAX_SCHEMA_SIZES``, as a ``responseSchema``), checking
-  it against its meta-schema and applying it in steps (past the budget it matches nothing).
-"""
+The hardening is an interrupt's ``responseSchema``'s (``inbox.core.jsonschema_safe``: no ``$ref`` fetched, RE2
+patterns, bounded work); this module adds the policy's own limits from ``inbox.limits`` (docs/policies.md)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,9 @@
-"""Write paths of auto-decision policies: saving and promoting them (audited, with the diff of an edit),
-and applying them to the items of a run at ingest.
+"""Write paths of auto-decision policies: saving and promoting them (audited, with the diff of an edit), and
+applying them to a run's items at ingest.
 
-``apply_policies_on_ingest`` receives ``run_ingested`` (wired in ``InboxConfig.ready``): it runs inside the
-ingest transaction, after the contract checks and after the items are stored. For each open item it walks the policies of the item's agent and of the agent's teams in
-order: every matching shadow policy records what it would have done (``PolicyMatch``); the first matching
-enforced policy acts: approve/deny decide through ``inbox.decisions.services.decision_by_policy`` (every
-rule of a human decision applies: expiry, the payload against the item's schema, the quorum), "require N
-approvals" raises the item's quorum, "route" hands the item to another team.
-"""
+``apply_policies_on_ingest`` receives ``run_ingested`` inside the ingest's transaction: shadow policies that
+match record a ``PolicyMatch``, and the first enforced one that matches acts (approve or deny through
+``decision_by_policy`` with every rule of a human decision, raise the quorum, or route). docs/policies.md."""
 
 from __future__ import annotations
 

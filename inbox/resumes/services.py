@@ -1,37 +1,9 @@
-"""Batched resumes (the outbox): dispatching the RunAgentInput (built by ``inbox.resumes.input``), reading
-the resumed run (its tool results filed by ``inbox.resumes.reply``).
+"""The outbox: a run's ``Resume`` row, ``pending → sending → delivered | accepted | failed | expired``.
 
-Life of a ``Resume`` row: ``pending → sending → delivered | accepted | failed | expired`` (``inbox.resumes.states``
-says each in words, the same everywhere it is shown).
-
-- ``resume_create_if_complete`` runs in the transaction of the decision that closes the last open item
-  of a run. It fixes the whole input now (same threadId, a fresh runId reused on every retry, resume[]
-  for every interrupt in order), so whatever happens later, one decision set is sent as one resume. While a
-  decision of the batch can still be undone (``Decision.undo_until``), the row is held: its first
-  ``next_attempt_at`` is the end of the last undo window, and its dispatch is queued for then.
-- ``resume_withdraw`` (an undo, before any attempt claimed the row) deletes the unsent row; the audit log
-  keeps its creation and its withdrawal. Once a worker's claim moved it to ``sending`` it is too late (409).
-- ``resume_dispatch`` (Celery) claims the row with a conditional update (``attempts`` + 1 is the claim's
-  fencing token) and takes a **lease** (``lease_until``) that a thread of the sending worker renews every
-  ``INBOX_RESUME_LEASE_RENEW_SECONDS`` while it reads the reply. After the claim it re-checks expiry with
-  a safety margin, records the send (``last_sent_at``), POSTs the input and reads the reply (bounded by
-  ``agents.client``): TOOL_CALL_RESULTs complete the items' audit trail, an interrupt outcome is ingested
-  like any run (chained interrupts), RUN_ERROR fails the resume, transport failures retry with capped,
-  jittered exponential backoff until ``retry_until`` (``INBOX_RESUME_RETRY_WINDOW_SECONDS``) or the
-  earliest ``expiresAt``, whichever comes first. Only failures after which the agent cannot be working on
-  the input are retried: one copy at a time. A reply cut by the read timeout or the stream deadline after the
-  agent answered 2xx ends ``accepted`` (delivered, result unknown); an agent that never answered at all within
-  the read timeout ends ``failed`` (it may be working on it: a person decides whether to send it again).
-- ``resume_requeue_stuck`` (beat, every ``INBOX_RECOVERY_SWEEP_SECONDS``) puts back rows whose lease
-  expired (their worker died) and re-queues ``pending`` rows whose task message was lost (Redis restarted
-  empty).
-- ``resume_retry`` lets an operator send a ``failed`` resume again, with the same runId.
-
-Fencing: a failure, a retry or an expiry is written only by the attempt that still holds the claim (same
-``attempts``, still ``sending``), so a worker whose lease was lost never overwrites a newer attempt. A
-successful reply is never thrown away: it completes the row unless the row is already delivered (the
-reply is the same run — same runId — whichever attempt carried it).
-"""
+``resume_create_if_complete`` fixes the whole input when the run's last item is decided (held while a decision
+can be undone), ``resume_withdraw`` takes it back on an undo, ``resume_dispatch`` claims the row under a lease,
+sends it and files the reply, ``resume_requeue_stuck`` (beat) and ``resume_retry`` send it again. The rules of
+each step (fencing, retries, one copy at a time): docs/resumes.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""Where an answer is on its way back to the agent: one state, read from one source (the run's ``Resume`` row,
-the outbox of ``inbox.resumes.services``), drawn the same way on every page, row, e-mail and API answer.
+"""Where an answer is on its way back to the agent: one ``Delivery`` state per run, read from its ``Resume`` row.
 
-``Delivery.state`` is one of
-
-- ``waiting``: other interrupts of the run are still open, nothing can be sent yet;
-- ``queued``: decided, not tried yet (``next_try_at``: held until then, while a decision of it can be undone);
-- ``sending``: a worker holds the row and is talking to the agent (``attempt``);
-- ``retrying``: an attempt failed (``last_error``), the next one is at ``next_try_at``;
-- ``delivered``: the agent answered and the inbox read its reply;
-- ``delivered-result-unknown``: the agent accepted the input (2xx, its reply started) and the reply was cut by a
-  read timeout or the stream deadline: it has the answer, what it did is not known; never sent again by itself;
-- ``failed``: no further attempt will be made by itself: a person decides (retry on the run page);
-- ``expired``: an interrupt of the run expired before the answer could be sent;
-- ``none``: the run was closed without a resume (an item expired before it was decided).
-"""
+Every page, row, e-mail and API answer draws it the same way. The states (``waiting``, ``queued``, ``sending``,
+``retrying``, ``delivered``, ``delivered-result-unknown``, ``failed``, ``expired``, ``none``) and what each
+means: docs/resumes.md."""
 
 from __future__ import annotations
 

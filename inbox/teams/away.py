@@ -1,19 +1,9 @@
-"""Delegation while away: a person marks themselves away (from, until) and names a delegate; the items assigned to
-or held by them meanwhile go to the delegate.
+"""Delegation while away: a person marks themselves away and names a delegate, who gets the items assigned to or
+held by them meanwhile.
 
-- ``away_set`` / ``away_clear``: the person (settings page, API) or staff (admin) set it; audited as ``away.set``
-  and ``away.cleared``. Setting it while it is in force hands the person's claimed items over at once.
-- ``holder_for``: whoever claims or is assigned an item (``inbox.teams.claims``) while away is replaced by their
-  delegate.
-- ``delegation_sweep`` (beat, with the escalation sweep): an away period that has begun hands over the items the
-  person still holds.
-
-The rules of deciding hold for the delegate as for anyone: an item goes to them only when they may see it, and
-never when they asked for its action (``inbox.decisions.rules.is_requester``): they could not approve it. Such an
-item is released instead, for the rest of the team, and the refusal is audited (``item.delegation_refused``). The
-hand-over itself is audited as ``item.delegated`` and pushed like a claim. When the period ends, items stay with
-the delegate.
-"""
+``away_set`` / ``away_clear`` write it (audited), ``holder_for`` puts the delegate in the place of an away person
+who claims or is assigned an item, and ``delegation_sweep`` (beat) hands over what they hold when the period
+begins. The rules of deciding hold for the delegate as for anyone (docs/teams.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
 """Escalation: an item nobody decided in time gains a second team or a named person as deciders.
 
-A team or an agent keeps at most two ``EscalationRule`` steps (``inbox.models.escalation``). ``escalation_sweep``
-(Celery beat, every ``INBOX_ESCALATION_SWEEP_SECONDS``) fires each enabled step in one statement, step 1 before
-step 2: an ``INSERT INTO escalation ... SELECT`` of the open items of the rule's scope that are due (open
-``after_minutes`` after arrival, or within ``before_deadline_minutes`` of their deadline; for step 2, escalated by
-step 1 already) with ``ON CONFLICT (item, rule) DO NOTHING RETURNING``: the unique constraint is the claim, so two
-sweeps running at once never fire a step twice, and only the rows a sweep inserted are announced. On PostgreSQL the
-same statement writes one ``item.escalated`` AuditEvent per fired item (a data-modifying CTE, as the expiry sweep
-does); elsewhere a second ``INSERT ... SELECT`` does.
-
-After the commit the target is told: one email per person (the team's members who take mail, or the named
-person), and an ``item.escalated`` push to the pages of the item, its agent's teams and the target (above
-``LIVE_PER_ITEM_LIMIT`` items, one ``items.escalated`` summary per audience). ``inbox.access`` gives the target
-the item to see and decide from the moment the row exists.
-"""
+``escalation_sweep`` (beat) fires each enabled ``EscalationRule`` step on the items due, step 1 before step 2, in
+one set-based statement per step whose unique (item, rule) row is the claim; after the commit the target is
+told by e-mail and live push. The rules and what they change: docs/teams.md. Below: the rules' reads and writes."""
 
 from __future__ import annotations
 

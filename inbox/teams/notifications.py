@@ -1,17 +1,9 @@
-"""Announcing new items to the agent's teams: email to the members who want it at once, and a signed webhook
-per team (digests: ``inbox.teams.digests``; webhook bodies and signatures: ``inbox.teams.webhooks``; failed
-deliveries: ``inbox.teams.failures``; the Celery tasks: ``inbox.teams.tasks``).
+"""Announcing new items to the agent's teams: e-mail to the members who want it at once, and a webhook call per
+team (digests, webhooks and failed deliveries have modules of their own).
 
-Flow: a run stored with open items has ``notified_at`` NULL. ``notify_on_ingest`` (a ``run_ingested``
-receiver) queues ``announce_new_runs`` once the ingest commits, ``INBOX_ANNOUNCE_DELAY_SECONDS`` ahead, unless
-one is queued already and has not started: new runs are announced together, so a burst of runs is one task, one e-mail
-per person and agent and one webhook call per team. That task claims each unannounced run by setting
-``notified_at``, emails the team members who want immediate mail and queues one ``deliver_webhook`` per enabled
-team webhook.
-``notify_missed_runs`` (beat) announces runs whose task was lost. ``deliver_webhook`` POSTs the same bytes on every retry, signed with
-``X-Inbox-Signature: sha256=<hex hmac of body>``, retrying transport errors and 5xx with backoff.
-``send_digests`` (Celery beat) mails digest users what arrived since their last digest.
-"""
+``notify_on_ingest`` (a ``run_ingested`` receiver) queues one ``announce_new_runs`` shortly after the ingest
+commits, so a burst of runs is announced together; each run is claimed through ``notified_at``, so it is
+announced once, and ``announce_missed_runs`` (beat) announces those whose task was lost (docs/teams.md)."""
 
 from __future__ import annotations
 

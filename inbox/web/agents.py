@@ -1,11 +1,9 @@
-"""Agent pages: the list of agents a user can see, and one agent's page with "Start a run" and, for staff,
-its settings, ingest tokens and enabled state.
+"""Agent pages: the agents a user can see, and one agent's page with "Start a run" and, for staff, its settings,
+ingest tokens and enabled state.
 
-Whoever sees an agent may start a run on it. Only staff change an agent (a 403 for anyone else who sees it,
-a 404 for who does not), and where the inbox sends resumes (endpoint, auth header) only superusers, as in
-the admin. Every change goes through ``agents.services``, which the audit log records. A new token is
-shown once: kept in the session only until the page after the redirect has shown it.
-"""
+Whoever sees an agent may start a run on it; only staff change it (403; 404 for who does not see it), and only
+superusers where resumes go (endpoint, auth header). Changes go through ``agents.services``; a new token is shown
+once."""
 
 from __future__ import annotations
 

@@ -1,28 +1,9 @@
-"""The inbox websocket: every open page hears about changes to what its user may see.
+"""The inbox websocket (``/ws/inbox/``): every open page hears about changes to what its user may see.
 
-On connect a logged-in user joins ``inbox.staff`` (staff) or ``inbox.agent.<pk>`` for each agent of
-their teams, and ``inbox.user.<pk>`` (their own); anonymous sockets are refused. When the user's teams,
-staff flag or an agent's teams change, or the user logs out, a ``membership.changed`` on their own group
-makes every socket of theirs recompute its groups (or close): what a socket hears always follows what
-its user may see now, not at connect.
-
-Two ways to listen:
-
-- **Pages** connect with ``?view=list&<filters>`` (``&item=<pk>``: the item the list's split view shows
-  beside it) / ``view=item&item=<pk>`` / ``view=run&run=<pk>`` / ``view=page`` and receive HTML: the fragments each push changed, rendered for this user by
-  ``inbox.web.fragments`` (htmx out-of-band swaps). Pushes that arrive together are rendered once.
-  ``since=<epoch seconds>`` (the page's last fragment) makes a (re)connecting page get fresh fragments if
-  anything happened meanwhile.
-- **Clients** connecting without ``view`` receive JSON ``{"event": <name>, "payload": {...}}`` and may
-  subscribe to one item or run: ``{"subscribe": {"item": <pk>}}`` or ``{"subscribe": {"run": <pk>}}``,
-  checked against what the user may see.
-
-Messages are delivered once each even when the socket is in several of the groups a message was sent to.
-A handshake while Redis is unreachable is refused before it is accepted (close code 1013, try again later: the
-websocket's 503; the server answers the handshake with an HTTP error), so the page never sees an open socket
-and keeps backing off (``static/js/live.js``). Redis failing under a socket closes it with 1013 too. Either
-is logged once per outage, not once per attempt, and never as a traceback.
-"""
+A socket joins the groups of what its user may see (``inbox.live.push``) and recomputes them when that changes.
+Pages (``?view=list|item|run|page``) receive the HTML fragments of ``inbox.web.fragments``; clients without
+``view`` receive JSON events and may subscribe to one item or run (docs/api.md). While Redis is unreachable a
+handshake is refused with close code 1013 (docs/reliability.md)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""What an open page's websocket receives: the page's changed fragments, rendered on the server for the
-socket's user, as htmx out-of-band swaps.
+"""What an open page's websocket receives: the page's changed fragments, rendered on the server for the socket's
+user, as htmx out-of-band swaps.
 
-A page opens ``/ws/inbox/?view=list&<its filters>`` (or ``view=item&item=<pk>``, ``view=run&run=<pk>``,
-``view=page``). Pushes reach the socket as the small JSON events of ``inbox.live.push``; the consumer
-gathers the ones that arrive together and asks :func:`render` for HTML: the list's rows, tab counts and
-pager as this user's filters, sort and page show them; the item page's status, claim box, quorum and
-discussion; the run page's resume block and the interrupts that changed; a notice or toast in words
-about this user ("you"). Everything is read through the same selectors as the pages, so a fragment never
-holds what the user may not see, and nothing of the page's logic (sorting, ages, the resume preview) is
-written again in JavaScript.
-
-After a (re)connect the page sends ``since`` (the time of the last fragment it got): if anything was
-recorded since then (an audit event, less a margin for slow commits), the page's fragments are rendered
-afresh, so a page converges to the server's truth after any outage without a reload.
-"""
+``render`` draws what a batch of pushes changed on the page a socket shows (``LiveView``), through the same
+selectors and templates as the page itself, so a fragment never holds what its user may not see. A page that
+reconnects sends ``since`` and gets its fragments afresh if anything happened meanwhile (docs/deciding.md)."""
 
 from __future__ import annotations
 
