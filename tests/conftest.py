@@ -43,7 +43,7 @@ pytest_plugins = ["tests.agent_servers"]
 def pytest_configure(config) -> None:
     from django.conf import settings
 
-    # Django's production hasher takes ~0.3 s per password on purpose; tests create many users.
+    # Django's production hasher is slow on purpose; tests create many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # The test agents listen on loopback, also when the suite runs with DATABASE_URL (PostgreSQL), whose
     # default allows no internal address; the workers and servers the tests start inherit the variable.

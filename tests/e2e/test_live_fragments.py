@@ -135,8 +135,8 @@ def test_every_main_page_passes_its_content_security_policy(login, live_asgi, ag
 
 
 def test_a_list_left_idle_for_over_two_minutes_still_shows_a_new_item_live(login, live_asgi, agent, bob):
-    """The soak: production socket settings (the channel layer blocks 5 s per read; before its socket
-    timeout was raised above that, an idle socket died every ~5 s and pushes in the gap were lost)."""
+    """The soak: production socket settings (the channel layer blocks in Redis per read, and a socket timeout not
+    above that would kill an idle socket and lose the pushes in the gap)."""
     page = open_live(login(bob), "/inbox/")
     drops: list[str] = []
     page.on("websocket", lambda socket: drops.append(socket.url))  # a reconnect would open a new one

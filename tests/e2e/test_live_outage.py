@@ -49,8 +49,8 @@ def test_a_page_backs_off_through_a_redis_outage_and_is_back_soon_after(login, b
     before = _attempts(page)
     time.sleep(OUTAGE_SECONDS)
     during = _attempts(page) - before
-    # Capped backoff from 0.5 s to 5 s: about 7 attempts in 12 s. A server that accepts and then closes each
-    # handshake (the page reset its backoff on every open) made it ~40.
+    # Capped backoff from 0.5 s to 5 s: about 7 attempts in 12 s. A server that accepted and then closed each
+    # handshake would reset the page's backoff on every open, and the attempts would be many more.
     assert 2 <= during <= 8, f"{during} reconnect attempts in {OUTAGE_SECONDS} s"
     expect(page.locator("body")).not_to_have_attribute("data-live", "open")
 
@@ -59,7 +59,7 @@ def test_a_page_backs_off_through_a_redis_outage_and_is_back_soon_after(login, b
     expect(page.locator("body")).to_have_attribute("data-live", "open", timeout=20_000)
     took = time.monotonic() - back
     # The backoff is capped at 5 s, so the page tries again within 5 s of Redis's return; allow that try to land
-    # too early and one more (on a loaded machine the handshake alone took 1.7 s). Uncapped, it would be ~60 s.
+    # too early and one more (on a loaded machine the handshake alone is slow). Uncapped, it would take far longer.
     assert took < 11, f"the page reconnected {took:.1f} s after Redis returned"
 
     assert "Exception in ASGI application" not in caplog.text

@@ -290,8 +290,8 @@ def test_the_audit_log_is_cards_on_a_phone_with_every_column_readable(browser, l
 
 
 def test_policies_are_cards_on_a_phone_and_the_stats_legend_speaks_words(browser, live_asgi, staff, pages):
-    """The policies table crushed its columns to 1–3 letters a line on a phone; the stats legend drew ~220 px
-    swatches and raw statuses."""
+    """On a phone the policies are cards, not a table crushed to a few letters a line; the stats legend names
+    statuses in words beside small swatches."""
     context, page = _login(browser, live_asgi, staff, SIZES["phone"], "light")
     for name in ("policies", "policy-stats"):
         page.goto(pages[name])
