@@ -78,6 +78,21 @@ def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, dict[str, float
     return checks, heartbeats
 
 
+def notice_channels() -> Check:
+    """``degraded`` while a notice channel (the mail server, a team webhook) has been failing for longer than
+    ``INBOX_NOTICE_FAILING_DEGRADED_SECONDS``: its notices are being retried (``inbox.teams.outbox``)."""
+    from inbox.teams.outbox import failing_past
+
+    try:
+        failing = failing_past(settings.INBOX_NOTICE_FAILING_DEGRADED_SECONDS)
+    except DatabaseError as exc:
+        return Check(DEGRADED, _error(exc))
+    if failing:
+        seconds = settings.INBOX_NOTICE_FAILING_DEGRADED_SECONDS
+        return Check(DEGRADED, f"failing for over {seconds:g} s: {', '.join(failing)}")
+    return Check(OK)
+
+
 def _is_staff(request: HttpRequest) -> bool:
     try:
         return bool(request.user.is_authenticated and request.user.is_staff)
@@ -91,6 +106,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
     checks = {"database": Check(OK) if database_error is None else Check(DOWN, database_error)}
     redis_checks, heartbeats = _redis_and_heartbeats()
     checks.update(redis_checks)
+    if database_error is None:
+        checks["notices"] = notice_channels()
     down = [name for name, check in checks.items() if check.status == DOWN]
     degraded = [name for name, check in checks.items() if check.status == DEGRADED]
     body: dict[str, object] = {

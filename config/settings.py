@@ -214,6 +214,10 @@ WHITENOISE_AUTOREFRESH = DEBUG
 
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "inbox@localhost")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+# A mail server that accepts the connection and then says nothing must not hold a notice's lease for ever.
+EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0)
 
 # --- The product's own knobs ------------------------------------------------------------------
 INBOX_INGEST_MAX_BYTES = env_int("INBOX_INGEST_MAX_BYTES", 1024 * 1024)
@@ -226,11 +230,19 @@ INBOX_RESUME_BACKOFF_BASE = env_float("INBOX_RESUME_BACKOFF_BASE", 2.0)
 INBOX_RESUME_BACKOFF_CAP = env_float("INBOX_RESUME_BACKOFF_CAP", 300.0)
 INBOX_AGENT_CONNECT_TIMEOUT = env_float("INBOX_AGENT_CONNECT_TIMEOUT", 5.0)
 INBOX_AGENT_READ_TIMEOUT = env_float("INBOX_AGENT_READ_TIMEOUT", 60.0)
-INBOX_WEBHOOK_MAX_RETRIES = env_int("INBOX_WEBHOOK_MAX_RETRIES", 6)
 INBOX_WEBHOOK_BACKOFF_BASE = env_float("INBOX_WEBHOOK_BACKOFF_BASE", 2.0)
 INBOX_WEBHOOK_BACKOFF_CAP = env_float("INBOX_WEBHOOK_BACKOFF_CAP", 300.0)
 INBOX_WEBHOOK_TIMEOUT = env_float("INBOX_WEBHOOK_TIMEOUT", 10.0)
 INBOX_DIGEST_SECONDS = env_float("INBOX_DIGEST_SECONDS", 3600.0)
+# Notices (e-mails and webhook calls, inbox.teams.outbox): a claimed row's lease (longer than one send: the webhook
+# and mail timeouts), its retries with capped, jittered backoff until the retry window closes, the grace after which
+# a due row whose queue message was lost is queued again, and how long a channel fails before /healthz is degraded.
+INBOX_NOTICE_LEASE_SECONDS = env_float("INBOX_NOTICE_LEASE_SECONDS", 60.0)
+INBOX_NOTICE_RETRY_WINDOW_SECONDS = env_float("INBOX_NOTICE_RETRY_WINDOW_SECONDS", 6 * 3600.0)
+INBOX_NOTICE_BACKOFF_BASE = env_float("INBOX_NOTICE_BACKOFF_BASE", INBOX_WEBHOOK_BACKOFF_BASE)
+INBOX_NOTICE_BACKOFF_CAP = env_float("INBOX_NOTICE_BACKOFF_CAP", INBOX_WEBHOOK_BACKOFF_CAP)
+INBOX_NOTICE_REQUEUE_GRACE_SECONDS = env_float("INBOX_NOTICE_REQUEUE_GRACE_SECONDS", 10.0)
+INBOX_NOTICE_FAILING_DEGRADED_SECONDS = env_float("INBOX_NOTICE_FAILING_DEGRADED_SECONDS", 300.0)
 # New runs are announced together, by one task this long after the first of them is stored (a burst of runs is
 # one e-mail per person and agent).
 INBOX_ANNOUNCE_DELAY_SECONDS = env_float("INBOX_ANNOUNCE_DELAY_SECONDS", 1.0)
@@ -296,6 +308,7 @@ CELERY_BEAT_SCHEDULE = {
     "wake-snoozed-items": {"task": "inbox.tasks.wake_snoozed_items", "schedule": 30.0},
     "send-digests": {"task": "inbox.notifications.send_digests", "schedule": INBOX_DIGEST_SECONDS},
     "notify-missed-runs": {"task": "inbox.notifications.notify_missed_runs", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
+    "sweep-notices": {"task": "inbox.notifications.sweep_notices", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
     "requeue-stalled-backtests": {
         "task": "inbox.tasks.requeue_stalled_backtests",
         "schedule": INBOX_RECOVERY_SWEEP_SECONDS,

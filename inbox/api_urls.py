@@ -26,6 +26,7 @@ urlpatterns = [
     path("runs/<id:pk>/comments", teams.CommentsApi.as_view(target="run"), name="api-run-comments"),
     path("runs/<id:pk>/resume/retry", resumes.ResumeRetryApi.as_view(), name="api-run-resume-retry"),
     path("away", teams.AwayApi.as_view(), name="api-away"),
+    path("notices", teams.NoticeListApi.as_view(), name="api-notices"),
     path("escalation-rules", teams.EscalationRuleListApi.as_view(), name="api-escalation-rules"),
     path("escalation-rules/<id:pk>", teams.EscalationRuleDetailApi.as_view(), name="api-escalation-rule"),
     path("agent/escalation-rules", teams.AgentEscalationRuleListApi.as_view(), name="api-agent-escalation-rules"),

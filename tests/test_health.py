@@ -36,7 +36,7 @@ def test_it_answers_503_naming_the_worker_and_beat_when_none_runs(client, own_he
     body = response.json()
     assert response.status_code == 503 and response["Retry-After"]
     assert body["down"] == ["worker", "beat"] and body["status"] == "down"
-    assert body["checks"] == {"database": "ok", "redis": "ok", "worker": "down", "beat": "down"}
+    assert body["checks"] == {"database": "ok", "redis": "ok", "worker": "down", "beat": "down", "notices": "ok"}
     assert set(body) == {"status", "down", "degraded", "checks"}  # nothing more for anonymous callers
 
 
@@ -129,7 +129,7 @@ def test_a_redis_that_refuses_writes_is_down(client, staff, redis_out_of_memory)
 def test_it_answers_200_with_a_live_worker_and_beat(start_worker, client):
     worker = start_worker(beat=True)
     response = wait_for(lambda: (r := client.get("/healthz")).status_code == 200 and r, what="a healthy inbox")
-    assert response.json()["checks"] == {"database": "ok", "redis": "ok", "worker": "ok", "beat": "ok"}
+    assert response.json()["checks"] == {"database": "ok", "redis": "ok", "worker": "ok", "beat": "ok", "notices": "ok"}
     worker.process.terminate()
     worker.process.wait(timeout=15)
     # A worker stopping cleanly removes its heartbeat at once: not expected any more, so down, not degraded.

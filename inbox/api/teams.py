@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,8 +18,9 @@ from inbox.api.serializers import ItemSerializer
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError, StrictCharField, StrictIntegerField, read_input
 from inbox.decisions.rules import check_visible
 from inbox.limits import MAX_DISCUSSION_COMMENT, MAX_ESCALATION_MINUTES
-from inbox.models import Comment, EscalationRule
-from inbox.teams import away, escalations
+from inbox.api.listing import BoundedPagination
+from inbox.models import Comment, EscalationRule, Notice
+from inbox.teams import away, escalations, outbox
 from inbox.teams.claims import assignee_named, item_assign, item_claim, item_unclaim
 from inbox.teams.comments import record_comment
 from inbox.teams.snooze import item_snooze, item_unsnooze
@@ -389,3 +390,49 @@ class AwayApi(APIView):
     def delete(self, request: Request) -> Response:
         away.away_clear(user=request.user, set_by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class NoticeSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(
+        source="key", help_text="The notice's id: the e-mail's Message-ID, a webhook's Idempotency-Key."
+    )
+    status = serializers.ChoiceField(
+        choices=["waiting", "sending", "retrying", "sent", "failed"],
+        help_text="retrying: an attempt failed (lastError) and another comes at nextAttemptAt.",
+    )
+    lastError = serializers.CharField(source="last_error")
+    nextAttemptAt = serializers.DateTimeField(source="next_attempt_at")
+    retryUntil = serializers.DateTimeField(source="retry_until")
+    createdAt = serializers.DateTimeField(source="created_at")
+    sentAt = serializers.DateTimeField(source="sent_at", allow_null=True)
+
+    class Meta:
+        model = Notice
+        fields = [
+            "id",
+            "kind",
+            "channel",
+            "to",
+            "subject",
+            "status",
+            "attempts",
+            "lastError",
+            "nextAttemptAt",
+            "retryUntil",
+            "createdAt",
+            "sentAt",
+        ]
+
+
+class NoticeListApi(generics.ListAPIView):
+    """Your notices (the e-mails the inbox wrote to you), newest first, with how each went."""
+
+    serializer_class = NoticeSerializer
+    pagination_class = BoundedPagination
+
+    @extend_schema(summary="Your notices and how each went (sent, retrying with its last error, failed)")
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return outbox.notices_of(self.request.user)

@@ -1,8 +1,10 @@
-"""Queueing a Celery task by name once the transaction that made its row commits."""
+"""Queueing a Celery task by name once the transaction that made its row commits, and the backoff between the
+attempts of an outbox row (resumes, notices)."""
 
 from __future__ import annotations
 
 import logging
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -24,3 +26,9 @@ def send_on_commit(name: str, args: list[Any], *, when_unqueued: Callable[[], No
             when_unqueued()
 
     transaction.on_commit(send)
+
+
+def backoff_seconds(attempts: int, *, base: float, cap: float) -> float:
+    """Capped exponential backoff with equal jitter: between half and all of min(cap, base·2^(n-1))."""
+    ceiling = min(cap, base * 2 ** max(attempts - 1, 0))
+    return ceiling / 2 + random.uniform(0, ceiling / 2)

@@ -69,7 +69,10 @@ def _update_sql(
 ) -> tuple[str, list[Any]]:
     meta = qs.model._meta
     quote = connection.ops.quote_name
-    inner_sql, inner_params = qs.order_by().values("pk").query.sql_with_params()
+    # A sliced queryset keeps its order (its LIMIT picks by it), and a ``select_for_update(skip_locked=True)`` one
+    # its lock clause: concurrent claims then take different rows (call inside a transaction).
+    inner = qs if qs.query.is_sliced else qs.order_by()
+    inner_sql, inner_params = inner.values("pk").query.sql_with_params()
     assignments, set_params = [], []
     for name, value in values.items():
         field = meta.get_field(name)
@@ -94,7 +97,8 @@ def _update_sql(
 def update_returning(
     qs: QuerySet, *, values: dict[str, Any], guard: dict[str, Any], returning: Sequence[str]
 ) -> list[Row]:
-    """``UPDATE <table> SET <values> WHERE pk IN (<qs>) AND <guard> RETURNING <returning>``: one statement.
+    """``UPDATE <table> SET <values> WHERE pk IN (<qs>) AND <guard> RETURNING <returning>``: one statement (``qs`` may
+    be sliced, ordered and locked with SKIP LOCKED: a batch claim).
 
     The guard is repeated on the outer row so that under concurrency (PostgreSQL re-checks it against the
     row's newest version) two writers never both take the same row. PostgreSQL and SQLite 3.35+ only.

@@ -673,6 +673,7 @@ class ApiToken(models.Model):
 # here registers them with the app.
 from inbox.models.escalation import AwayStatus, Escalation, EscalationRule  # noqa: E402, F401
 from inbox.models.links import DecisionLinkUse  # noqa: E402, F401
+from inbox.models.notices import Notice  # noqa: E402, F401
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch  # noqa: E402, F401
 from inbox.models.sso import SSOIdentity, TeamClaimMapping  # noqa: E402, F401
 from inbox.models.starts import RunStart  # noqa: E402, F401

@@ -8,7 +8,6 @@ each step (fencing, retries, one copy at a time): docs/resumes.md."""
 from __future__ import annotations
 
 import logging
-import random
 import threading
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,6 +21,7 @@ from inbox import access
 from inbox.agui.reader import IngestError, RunRecord, read_run
 from inbox.audit.record import Actor, audit
 from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error, record_resume
+from inbox.core import queue
 from inbox.core.errors import ApplicationError
 from inbox.ingest.services import run_ingest
 from inbox.live import push as live
@@ -153,9 +153,10 @@ def resume_withdraw(*, run: Run, user: Any, note: str) -> Resume | None:
 
 
 def backoff_seconds(attempts: int) -> float:
-    """Capped exponential backoff with equal jitter: between half and all of min(cap, base·2^(n-1))."""
-    ceiling = min(settings.INBOX_RESUME_BACKOFF_CAP, settings.INBOX_RESUME_BACKOFF_BASE * 2 ** max(attempts - 1, 0))
-    return ceiling / 2 + random.uniform(0, ceiling / 2)
+    """The resumes' backoff (``inbox.core.queue.backoff_seconds`` with ``INBOX_RESUME_BACKOFF_*``)."""
+    return queue.backoff_seconds(
+        attempts, base=settings.INBOX_RESUME_BACKOFF_BASE, cap=settings.INBOX_RESUME_BACKOFF_CAP
+    )
 
 
 def _lease_end(now: datetime) -> datetime:

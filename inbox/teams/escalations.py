@@ -1,8 +1,9 @@
 """Escalation: an item nobody decided in time gains a second team or a named person as deciders.
 
 ``escalation_sweep`` (beat) fires each enabled ``EscalationRule`` step on the items due, step 1 before step 2, in
-one set-based statement per step whose unique (item, rule) row is the claim; after the commit the target is
-told by e-mail and live push. The rules and what they change: docs/teams.md. Below: the rules' reads and writes."""
+one set-based statement per step whose unique (item, rule) row is the claim; the target is told by
+e-mail notices written in the firing's transaction (sent after its commit, retried from their rows) and a live
+push. The rules and what they change: docs/teams.md. Below: the rules' reads and writes."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.mail import get_connection
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
@@ -25,7 +25,8 @@ from inbox.audit.record import Actor, audit, audit_insert_sql
 from inbox.core.errors import ApplicationError
 from inbox.core.sql import column_of, id_set
 from inbox.live import push as live
-from inbox.models import Escalation, EscalationRule, InboxItem, NotificationPreference
+from inbox.models import Escalation, EscalationRule, InboxItem, Notice, NotificationPreference
+from inbox.teams import outbox
 from inbox.teams.away import away_of
 from inbox.teams.mail import absolute_url, email_message
 
@@ -212,8 +213,11 @@ def _announce_on_commit(rule: EscalationRule, target: Target, fired: list[int], 
     }
     what = named[0].short_title if len(fired) == 1 else f"{len(fired)} items"
     subject = f"[Inbox] Escalated to {target.label}: {what}"
-    emails = [email_message(user, subject, "escalated", context) for user in recipients]
-    transaction.on_commit(lambda: _send(emails))
+    # The notices are rows of the firing's transaction: a worker killed after the commit leaves them to the sweep.
+    notices = outbox.email_notices(
+        Notice.Kind.ESCALATION, [(user, email_message(user, subject, "escalated", context)) for user in recipients]
+    )
+    outbox.deliver_on_commit(notices)
 
 
 def _recipients(target: Target) -> list[Any]:
@@ -230,13 +234,6 @@ def _recipients(target: Target) -> list[Any]:
             .exclude(inbox_prefs__email_mode=NotificationPreference.Mode.OFF)
         )
     return list(users.exclude(inbox_prefs__email_mode=NotificationPreference.Mode.DIGEST))
-
-
-def _send(emails: list) -> None:
-    try:
-        get_connection(fail_silently=False).send_messages(emails)
-    except Exception:  # the escalation stands; its target sees the item in the inbox
-        log.exception("could not send %d escalation email(s)", len(emails))
 
 
 # --- the rules: who may set them, and the writes ----------------------------------------------------

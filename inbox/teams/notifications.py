@@ -1,20 +1,21 @@
 """Announcing new items to the agent's teams: e-mail to the members who want it at once, and a webhook call per
-team (digests, webhooks and failed deliveries have modules of their own).
+team (digests, webhooks and failed deliveries have modules of their own; sending every notice: ``outbox``).
 
 ``notify_on_ingest`` (a ``run_ingested`` receiver) queues one ``announce_new_runs`` shortly after the ingest
-commits, so a burst of runs is announced together; each run is claimed through ``notified_at``, so it is
-announced once, and ``announce_missed_runs`` (beat) announces those whose task was lost (docs/teams.md)."""
+commits, so a burst of runs is announced together; each run is claimed through ``notified_at`` in the transaction
+that writes its notices, so it is announced once, and ``announce_missed_runs`` (beat) announces those whose task
+was lost (docs/teams.md)."""
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections import defaultdict
 from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import caches
-from django.core.mail import get_connection
 from django.db import transaction
 from django.db.models import QuerySet
 from django.urls import reverse
@@ -23,10 +24,11 @@ from django.utils import timezone
 from agents.models import Agent
 from inbox.audit.record import Actor, audit
 from inbox.core.sql import id_set, update_returning
-from inbox.models import InboxItem, NotificationPreference, Run, TeamWebhook
+from inbox.models import InboxItem, Notice, NotificationPreference, Run, TeamWebhook
+from inbox.teams import outbox
 from inbox.teams.mail import absolute_url, email_message, recipients_of
 from inbox.teams.summaries import item_summary, with_decision_links
-from inbox.teams.tasks import announce_new_runs, deliver_webhook
+from inbox.teams.tasks import announce_new_runs
 from inbox.teams.webhooks import webhook_body
 
 log = logging.getLogger(__name__)
@@ -80,46 +82,46 @@ def _claim_runs(run_ids: list[int], now) -> list[int]:
 
 
 def announce_runs(run_ids: list[int]) -> int:
-    """Announce the open items of the given runs: email the team members who want immediate mail and
-    queue the team webhooks, one message per agent. Each run is claimed first, so a duplicate task or beat
-    announces nothing twice; if sending fails the agent's runs are released for beat to try again.
-    Returns the emails sent."""
-    claimed = _claim_runs(list(run_ids), timezone.now())
-    items = list(
-        InboxItem.objects.filter(run__in=id_set(claimed), status=InboxItem.Status.OPEN)
-        .select_related("agent", "thread", "run")
-        .order_by("agent_id", "run_id", "position")
-    )
-    # One announcement per agent and team: items a policy routed to another team go to that team.
-    by_agent: dict[tuple[int, int | None], list[InboxItem]] = defaultdict(list)
-    for item in items:
-        by_agent[(item.agent_id, item.routed_team_id)].append(item)
-    sent = 0
-    for (_, routed_team_id), agent_items in by_agent.items():
-        try:
-            sent += _announce(agent_items[0].agent, agent_items, routed_team_id=routed_team_id)
-        except Exception:
-            runs = {item.run_id for item in agent_items}
-            Run.objects.filter(pk__in=runs).update(notified_at=None)
-            log.exception("announcing runs %s failed; released for notify_missed_runs", sorted(runs))
-    return sent
+    """Announce the open items of the given runs: one transaction claims the runs (a duplicate task or beat
+    announces nothing twice) and writes the notices, one message per agent and team for each recipient and
+    webhook; after the commit they are sent, each on its own (a mail server that fails holds back no webhook, and
+    every failed notice is retried from its row). Call outside a transaction. Returns the emails sent."""
+    with transaction.atomic():
+        claimed = _claim_runs(list(run_ids), timezone.now())
+        items = list(
+            InboxItem.objects.filter(run__in=id_set(claimed), status=InboxItem.Status.OPEN)
+            .select_related("agent", "thread", "run")
+            .order_by("agent_id", "run_id", "position")
+        )
+        # One announcement per agent and team: items a policy routed to another team go to that team.
+        by_agent: dict[tuple[int, int | None], list[InboxItem]] = defaultdict(list)
+        for item in items:
+            by_agent[(item.agent_id, item.routed_team_id)].append(item)
+        notices: list[Notice] = []
+        for (_, routed_team_id), agent_items in by_agent.items():
+            notices += _announce(agent_items[0].agent, agent_items, routed_team_id=routed_team_id)
+    return outbox.deliver([notice.pk for notice in notices])
 
 
-def _announce(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> int:
-    """Email first, then queue the webhooks: if the mail server fails, the runs are released and retried
-    without the webhooks having gone out twice (each delivery then retries on its own)."""
-    sent = _email_announcement(agent, agent_items, routed_team_id=routed_team_id)
+def _announce(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> list[Notice]:
+    """The announcement's notices: one webhook call per enabled webhook of the teams, one e-mail per recipient."""
+    notices = []
     teams = [routed_team_id] if routed_team_id is not None else agent.teams.all()
     for webhook in TeamWebhook.objects.filter(team__in=teams, enabled=True).select_related("team"):
-        body = webhook_body(agent=agent, team_name=webhook.team.name, items=agent_items, team_id=webhook.team_id)
-        deliver_webhook.delay(webhook.pk, body.decode())
-    return sent
+        key = uuid.uuid4()
+        body = webhook_body(
+            agent=agent, team_name=webhook.team.name, items=agent_items, team_id=webhook.team_id, delivery_id=str(key)
+        )
+        notices.append(outbox.webhook_notice(Notice.Kind.ANNOUNCEMENT, webhook, body, key=key, event="items.created"))
+    return notices + _email_announcement(agent, agent_items, routed_team_id=routed_team_id)
 
 
-def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None) -> int:
+def _email_announcement(
+    agent: Agent, agent_items: list[InboxItem], *, routed_team_id: int | None = None
+) -> list[Notice]:
     recipients = recipients_of(agent, NotificationPreference.Mode.IMMEDIATE, team_id=routed_team_id)
     if not recipients:
-        return 0
+        return []
     count = len(agent_items)
     first = agent_items[0]
     subject = f"[Inbox] {first.tool_name or first.reason}: {first.message or first.interrupt_id}"[:150]
@@ -134,21 +136,24 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_te
         "agent_url": absolute_url(f"{reverse('inbox:list')}?{urlencode({'agent': agent.slug})}"),
     }
     messages = [
-        email_message(
+        (
             user,
-            subject,
-            "new_items",
-            {
-                **context,
-                "items": [
-                    with_decision_links(summary, item, user=user)
-                    for summary, item in zip(summaries, listed, strict=True)
-                ],
-            },
+            email_message(
+                user,
+                subject,
+                "new_items",
+                {
+                    **context,
+                    "items": [
+                        with_decision_links(summary, item, user=user)
+                        for summary, item in zip(summaries, listed, strict=True)
+                    ],
+                },
+            ),
         )
         for user in recipients
     ]
-    sent = get_connection().send_messages(messages) or 0
+    notices = outbox.email_notices(Notice.Kind.ANNOUNCEMENT, messages)
     emailed = sorted(user.get_username() for user in recipients)
     audit(
         actor=Actor.system("notifications"),
@@ -157,12 +162,12 @@ def _email_announcement(agent: Agent, agent_items: list[InboxItem], *, routed_te
         agent=agent,
         data={"items": [item.pk for item in agent_items], "emailed": emailed},
     )
-    return sent
+    return notices
 
 
 def announce_new_runs_now() -> int:
     """The task queued by ``queue_announcement``: announce every run stored with open items and not announced
-    yet, up to ``INBOX_ANNOUNCE_GRACE_SECONDS`` old (older ones are beat's, which also retries a failed send).
+    yet, up to ``INBOX_ANNOUNCE_GRACE_SECONDS`` old (older ones are beat's).
     Returns the emails sent."""
     # Cleared before reading: a run committed from now on queues the next task; one committed before is read here.
     caches["shared"].delete(ANNOUNCEMENT_QUEUED)
@@ -181,7 +186,6 @@ def announce_missed_runs() -> int:
 def _announce_all(unannounced: QuerySet[Run]) -> int:
     """Announce the given unannounced runs, ``ANNOUNCE_BATCH`` at a time, in the order they were stored."""
     sent, after = 0, 0
-    # Walk by id: a run released again by a failed send is not retried in this loop (a later task or beat takes it).
     while run_ids := list(
         unannounced.filter(pk__gt=after).order_by("pk").values_list("pk", flat=True)[:ANNOUNCE_BATCH]
     ):

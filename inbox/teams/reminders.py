@@ -1,5 +1,6 @@
 """Reminders: one email per approver for items about to expire, each item reminded once; and the snoozes that
-end (``snoozes_wake``), each reminding the one person who snoozed the item."""
+end (``snoozes_wake``), each reminding the one person who snoozed the item. Each email is a notice written in the
+claim's transaction and sent after its commit (``inbox.teams.outbox``), retried from its row."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.mail import EmailMessage, get_connection
+from django.core.mail import EmailMessage
 from django.db import transaction
 from django.utils import timezone
 
@@ -15,16 +16,17 @@ from inbox.access import approvers_of
 from inbox.audit.record import Actor, audit_event
 from inbox.core.sql import id_set, update_returning
 from inbox.core.text import one_line
-from inbox.expiry.services import AUDIT_BATCH, log
+from inbox.expiry.services import AUDIT_BATCH
 from inbox.live import push as live
-from inbox.models import AuditEvent, InboxItem, NotificationPreference, Snooze
+from inbox.models import AuditEvent, InboxItem, Notice, NotificationPreference, Snooze
+from inbox.teams import outbox
 from inbox.teams.mail import email_message
 from inbox.teams.summaries import item_summary, with_decision_links
 
 
 def reminders_send(*, now: datetime | None = None) -> int:
     """Beat task body: claim every open item that expires within the lead time and was not reminded
-    yet, then (after commit) email its approvers and push ``item.reminder``. Returns how many items."""
+    yet and write its approvers' email notices, then (after commit) send them and push ``item.reminder``. Returns how many items."""
     now = now or timezone.now()
     lead = timedelta(seconds=settings.INBOX_REMINDER_LEAD_SECONDS)
     due = InboxItem.objects.filter(
@@ -78,8 +80,13 @@ def reminders_send(*, now: datetime | None = None) -> int:
                 for item in items
             ]
         )
-        emails = [_reminder_email(item, user, now) for item in items for user in recipients[item.agent_id]]
-        transaction.on_commit(lambda: _send_emails(emails))
+        # Notices of this transaction, sent after its commit and retried from their rows.
+        outbox.deliver_on_commit(
+            outbox.email_notices(
+                Notice.Kind.REMINDER,
+                [(user, _reminder_email(item, user, now)) for item in items for user in recipients[item.agent_id]],
+            )
+        )
     return len(items)
 
 
@@ -105,15 +112,6 @@ def _reminder_email(item: InboxItem, user: Any, now: datetime) -> EmailMessage:
     )
     subject = f"Reminder: {item.tool_name or item.reason} for {item.agent} expires in {_minutes(item.expires_at - now)}"
     return EmailMessage(subject=one_line(subject), body=body, to=[user.email])
-
-
-def _send_emails(emails: list[EmailMessage]) -> None:
-    if not emails:
-        return
-    try:
-        get_connection(fail_silently=False).send_messages(emails)
-    except Exception:  # the claim is kept: one missed reminder beats a reminder sent twice
-        log.exception("could not send %d reminder email(s)", len(emails))
 
 
 def snoozes_wake(*, now: datetime | None = None) -> int:
@@ -167,12 +165,17 @@ def snoozes_wake(*, now: datetime | None = None) -> int:
                 for snooze in woken
             ]
         )
-        emails = [
-            _snooze_email(snooze)
-            for snooze in woken
-            if snooze.user.email and modes.get(snooze.user_id, NotificationPreference.Mode.IMMEDIATE) == "immediate"
-        ]
-        transaction.on_commit(lambda: _send_emails(emails))
+        outbox.deliver_on_commit(
+            outbox.email_notices(
+                Notice.Kind.SNOOZE,
+                [
+                    (snooze.user, _snooze_email(snooze))
+                    for snooze in woken
+                    if snooze.user.email
+                    and modes.get(snooze.user_id, NotificationPreference.Mode.IMMEDIATE) == "immediate"
+                ],
+            )
+        )
     return len(rows)
 
 

@@ -1,27 +1,34 @@
 """Superseded items: when an agent finishes a run on a thread whose interrupts were still open (AG-UI interrupts
 rule 4), the ingest closes them as superseded; their approvers learn by mail that they no longer need deciding
-(and that nothing was sent). The ingest queues ``notify_superseded`` after its commit."""
+(and that nothing was sent). The ingest writes these notices in its transaction; a worker sends them after the
+commit (the notices' doorbell), retried from their rows."""
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
 
-from celery import current_app
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.core.mail import get_connection
 from django.db import transaction
 
 from inbox.audit.record import Actor, audit
-from inbox.models import Decision, InboxItem, NotificationPreference
+from inbox.models import Decision, InboxItem, Notice, NotificationPreference
+from inbox.teams import outbox
 from inbox.teams.mail import absolute_url, email_message, recipients_of
 
 log = logging.getLogger(__name__)
 
 
 def notify_superseded(item_ids: list[int]) -> int:
-    """Email the approvers of the superseded items (who could decide them, wanting immediate mail, and anyone
-    who had already voted on one): one mail per person and agent. Returns how many were sent."""
+    """Write and send the notices of the superseded items (``superseded_notices``). Returns the emails sent."""
+    with transaction.atomic():
+        notices = superseded_notices(item_ids)
+    return outbox.deliver([notice.pk for notice in notices])
+
+
+def superseded_notices(item_ids: list[int]) -> list[Notice]:
+    """The notices to the approvers of the superseded items (who could decide them, wanting immediate mail, and
+    anyone who had already voted on one): one mail per person and agent. Call inside a transaction."""
     items = list(
         InboxItem.objects.filter(pk__in=item_ids, outcome=InboxItem.Outcome.SUPERSEDED)
         .select_related("agent", "run")
@@ -30,13 +37,13 @@ def notify_superseded(item_ids: list[int]) -> int:
     by_agent: dict[int, list[InboxItem]] = defaultdict(list)
     for item in items:
         by_agent[item.agent_id].append(item)
-    sent = 0
+    notices: list[Notice] = []
     for agent_items in by_agent.values():
-        sent += _notify(agent_items)
-    return sent
+        notices += _notify(agent_items)
+    return notices
 
 
-def _notify(items: list[InboxItem]) -> int:
+def _notify(items: list[InboxItem]) -> list[Notice]:
     from django.contrib.auth import get_user_model
 
     agent = items[0].agent
@@ -53,7 +60,7 @@ def _notify(items: list[InboxItem]) -> int:
     ):
         users[user.pk] = user
     if not users:
-        return 0
+        return []
     name = agent.name or agent.slug
     count = len(items)
     subject = f"No longer needed: {count} item{'s' if count != 1 else ''} from {name} closed as superseded"
@@ -63,8 +70,8 @@ def _notify(items: list[InboxItem]) -> int:
         "note": items[0].status_note,
     }
     recipients = [users[pk] for pk in sorted(users)]
-    messages = [email_message(user, subject, "superseded", context) for user in recipients]
-    sent = get_connection().send_messages(messages) or 0
+    messages = [(user, email_message(user, subject, "superseded", context)) for user in recipients]
+    notices = outbox.email_notices(Notice.Kind.SUPERSEDED, messages)
     audit(
         actor=Actor.system("notifications"),
         verb="item.superseded_notified",
@@ -72,21 +79,19 @@ def _notify(items: list[InboxItem]) -> int:
         agent=agent,
         data={"items": [item.pk for item in items], "emailed": [u.get_username() for u in recipients]},
     )
-    return sent
+    return notices
 
 
 def notify_superseded_on_commit(item_ids: list[int]) -> None:
-    """Queue ``notify_superseded`` (the task ``inbox.notifications.notify_superseded`` in ``inbox.teams.tasks``,
-    sent by name: the ingest must not import the tasks' own imports) once the ingest commits; a broker that is
-    down must not fail the ingest (the items' pages say superseded either way)."""
-
-    def send() -> None:
-        try:
-            current_app.send_task("inbox.notifications.notify_superseded", args=[list(item_ids)])
-        except Exception:  # noqa: BLE001 - best effort, like the failure notice
-            log.exception("could not queue the superseded notice for items %s", item_ids)
-
-    transaction.on_commit(send)
+    """Inside the ingest's transaction: write the notices (in a savepoint: a notice that cannot be written must not
+    fail the ingest; the items' pages say superseded either way) and ring their doorbell after the commit."""
+    try:
+        with transaction.atomic():
+            notices = superseded_notices(list(item_ids))
+    except Exception:  # noqa: BLE001 - the ingest stands without its notice
+        log.exception("could not write the superseded notices of items %s", item_ids)
+        return
+    outbox.ring_on_commit(notices)
 
 
 def on_items_superseded(sender: type, *, item_ids: list[int], **kwargs: object) -> None:

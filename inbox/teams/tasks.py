@@ -1,33 +1,24 @@
 """The Celery tasks of team notifications. Their names are fixed strings (``inbox.notifications.*``): queued
 messages and the beat schedule (``CELERY_BEAT_SCHEDULE``) name them, wherever the code lives. Each loads rows by
-id and calls the module of its concern; ``deliver_webhook`` retries its POST on transient failure.
+id and calls the module of its concern; every e-mail and webhook call is sent from its notice row
+(``inbox.teams.outbox``: ``send_notices`` is a channel's doorbell, ``sweep_notices`` the beat recovery).
 
-The announcements import ``announce_new_runs`` and ``deliver_webhook`` to queue them, so the announcing task imports
+The announcements import ``announce_new_runs`` to queue it, so the announcing task imports
 ``inbox.teams.notifications`` when it runs, not at load time."""
 
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 
-import httpx
 from celery import shared_task
 
-from agents import endpoints
-from inbox.models import TeamWebhook
+from inbox.models import Notice, TeamWebhook
+from inbox.teams import outbox
 from inbox.teams.away import delegation_sweep
 from inbox.teams.digests import mail_digests
 from inbox.teams.escalations import escalation_sweep
 from inbox.teams.reminders import reminders_send, snoozes_wake
-from inbox.teams.webhooks import (
-    WEBHOOK_MAX_RETRIES,
-    WEBHOOK_TIMEOUT,
-    backoff,
-    record_webhook_failure,
-    sign,
-    standard_webhook_headers,
-)
 
 log = logging.getLogger(__name__)
 
@@ -62,65 +53,32 @@ def escalate() -> int:
     return escalation_sweep() + delegation_sweep()
 
 
-@shared_task(bind=True, name="inbox.notifications.deliver_webhook", max_retries=WEBHOOK_MAX_RETRIES, acks_late=True)
-def deliver_webhook(self, webhook_id: int, body: str) -> str:
-    """POST ``body`` to the team's configured URL (only there, and only on a public address unless
-    ``INBOX_AGENT_ALLOWED_NETWORKS`` allows it), signed. Retries transport errors, a name that does not resolve,
-    429 and 5xx with capped, jittered backoff; other 4xx and a refused address are final."""
-    webhook = TeamWebhook.objects.filter(pk=webhook_id, enabled=True).select_related("team").first()
+@shared_task(name="inbox.notifications.send_notices", acks_late=True)
+def send_notices(channel: str) -> int:
+    """The doorbell of a channel (``email`` or ``webhook``): send its due notices (``outbox.send_due``)."""
+    if channel not in Notice.Channel.values:
+        return 0
+    return outbox.send_due(channel)
+
+
+@shared_task(name="inbox.notifications.sweep_notices")
+def sweep_notices() -> int:
+    """Beat: recover notices whose worker or queue message was lost (``outbox.notices_sweep``)."""
+    return outbox.notices_sweep()
+
+
+@shared_task(name="inbox.notifications.deliver_webhook", acks_late=True)
+def deliver_webhook(webhook_id: int, body: str) -> str:
+    """A webhook call given as a message (queued by an earlier release): stored as a notice, then sent from its
+    row like every other (``outbox.send_webhook``); retries go on from the row."""
+    webhook = TeamWebhook.objects.filter(pk=webhook_id).select_related("team").first()
     if webhook is None:
         return "disabled"
-    data = body.encode()
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": "approval-inbox-webhook/1",
-        "X-Inbox-Event": "items.created",
-        "X-Inbox-Signature": sign(webhook.secret, data),
-        **standard_webhook_headers(
-            webhook.secret,
-            message_id=f"msg_{self.request.id or uuid.uuid4().hex}",
-            body=data,
-            timestamp=int(time.time()),
-        ),
-    }
-    outcome, error = _post(webhook, data, headers)
-    if outcome is not None:
-        return outcome
-    if self.request.retries >= self.max_retries:
-        record_webhook_failure(webhook, error, final=True)
-        return "failed"
-    log.warning("webhook %s to %s failed (%s); retrying", webhook.pk, webhook.url, error)
-    raise self.retry(countdown=backoff(self.request.retries), exc=None)
-
-
-def _post(webhook: TeamWebhook, data: bytes, headers: dict[str, str]) -> tuple[str | None, str]:
-    """One attempt: the final outcome (delivered, refused, rejected), or None and the error to retry on."""
-    try:
-        # The agents' rule (agents/endpoints.py): public addresses only, and the request connects to the address
-        # checked, so the name cannot resolve elsewhere in between.
-        destination = endpoints.target(webhook.url)
-    except endpoints.EndpointRefused as refused:
-        if not refused.resolvable:
-            return None, refused.message  # a name that does not resolve (yet): retried like a refused connection
-        record_webhook_failure(webhook, refused.message, final=True)
-        return "refused", refused.message
-    try:
-        with httpx.Client(timeout=WEBHOOK_TIMEOUT, follow_redirects=False, trust_env=False) as http:
-            response = http.post(
-                destination.url,
-                content=data,
-                headers={**headers, **destination.headers},
-                extensions=destination.extensions,
-            )
-    except httpx.HTTPError as exc:
-        return None, f"{exc.__class__.__name__}: {exc}"
-    if response.is_success:
-        return "delivered", ""
-    error = f"HTTP {response.status_code}"
-    if response.status_code < 500 and response.status_code != 429:
-        record_webhook_failure(webhook, error, final=True)
-        return "rejected", error
-    return None, error
+    notice = outbox.webhook_notice(
+        Notice.Kind.ANNOUNCEMENT, webhook, body.encode(), key=uuid.uuid4(), event="items.created"
+    )
+    claimed = outbox.claim_ids([notice.pk])
+    return outbox.send_webhook(claimed[0]) if claimed else "not claimed"
 
 
 @shared_task(name="inbox.notifications.notify_superseded")

@@ -20,10 +20,11 @@ from django.views.decorators.http import require_POST
 from agents.models import Agent
 from inbox import access
 from inbox.core.errors import ApplicationError
-from inbox.limits import MAX_ESCALATION_MINUTES
+from inbox.core.paging import BoundedPaginator
+from inbox.limits import LIST_COUNT_LIMIT, MAX_ESCALATION_MINUTES
 from inbox.listing import detail
 from inbox.models import InboxItem, NotificationPreference, Run
-from inbox.teams import away, claims, comments, escalations, preferences, snooze
+from inbox.teams import away, claims, comments, escalations, outbox, preferences, snooze
 from inbox.web.pages import item_or_404, item_page, list_filters_of, run_or_404, run_page, then_next
 
 
@@ -173,11 +174,22 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
             preferences.preferences_set_email_mode(user=request.user, mode=form.cleaned_data["email_mode"])
             messages.success(request, "Notification preferences saved.")
             return redirect("inbox:notification_settings")
-        context = {"form": form, "prefs": prefs, **_away_context(request.user)}
+        context = {"form": form, "prefs": prefs, **_away_context(request.user), **_notices(request)}
         return render(request, "audit/notifications.html", context, status=400)
     teams = request.user.groups.order_by("name")
-    context = {"form": form, "prefs": prefs, "teams": teams, **_away_context(request.user)}
+    context = {"form": form, "prefs": prefs, "teams": teams, **_away_context(request.user), **_notices(request)}
     return render(request, "audit/notifications.html", context)
+
+
+NOTICES_PER_PAGE = 20
+
+
+def _notices(request: HttpRequest) -> dict:
+    """The person's notices, a page at a time (``?notices=<page>``), and for staff the channels failing now."""
+    paginator = BoundedPaginator(outbox.notices_of(request.user), NOTICES_PER_PAGE, bound=LIST_COUNT_LIMIT)
+    page = paginator.get_page(request.GET.get("notices"))
+    failing = outbox.failing_channels() if request.user.is_staff else []
+    return {"notices": page, "failing_channels": failing}
 
 
 @login_required
@@ -213,6 +225,7 @@ def away_settings(request: HttpRequest) -> HttpResponse:
         "prefs": prefs,
         "teams": request.user.groups.order_by("name"),
         **_away_context(request.user, form),
+        **_notices(request),
     }
     return render(request, "audit/notifications.html", context, status=400)
 

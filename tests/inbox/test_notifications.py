@@ -1,5 +1,5 @@
 """New items reach the agent's team: immediate email or a periodic digest (per user), and a signed
-webhook per team, retried by Celery. Links open the item's page on SITE_URL."""
+webhook per team, each a notice row retried from the table. Links open the item's page on SITE_URL."""
 
 from __future__ import annotations
 
@@ -16,12 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import time_machine
 from django.contrib.auth.models import Group
+from django.core.mail.backends.base import BaseEmailBackend
 from django.utils import timezone
 
-from inbox.models import AuditEvent, InboxItem, NotificationPreference, Run, TeamWebhook
+from inbox.models import AuditEvent, InboxItem, Notice, NotificationPreference, Run, TeamWebhook
 from inbox.teams.notifications import ANNOUNCEMENT_QUEUED, announce_runs
-from inbox.teams.tasks import announce_new_runs, deliver_webhook, notify_missed_runs, send_digests
-from inbox.teams.webhooks import sign, webhook_body
+from inbox.teams.signatures import sign
+from inbox.teams.tasks import announce_new_runs, deliver_webhook, notify_missed_runs, send_digests, send_notices
+from inbox.teams.webhooks import webhook_body
 from tests.agent_servers import wait_for
 from tests.conftest import spec_example
 
@@ -268,31 +270,31 @@ def test_redis_down_at_the_commit_fails_no_ingest_and_beat_announces_the_run(
     assert [message.to for message in mailoutbox] == [["alice@example.com"]]
 
 
-def test_a_failed_send_leaves_the_runs_for_the_next_beat_without_double_webhooks(
-    make_agent, ingest, alice, team, receiver, mailoutbox, monkeypatch, settings
+def test_a_refused_mail_server_holds_back_no_webhook_and_its_emails_are_retried_from_their_rows(
+    make_agent, ingest, alice, team, receiver, mailoutbox, settings
 ):
-    queued: list[int] = []
-    monkeypatch.setattr(deliver_webhook, "delay", lambda webhook_id, body: queued.append(webhook_id))
-    TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
-    monkeypatch.setattr("inbox.teams.notifications.ANNOUNCE_BATCH", 1)  # one run per message: beat walks two
+    hook = receiver(200)
+    TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
     for slug in ("one", "two"):
         ingest_items(make_agent(slug), ingest)
     settings.EMAIL_BACKEND = "tests.inbox.test_notifications.BrokenMailBackend"
     with time_machine.travel(timezone.now() + timedelta(minutes=5)):
-        assert notify_missed_runs() == 0  # returns: the released runs wait for the next beat
-    assert list(Run.objects.values_list("notified_at", flat=True)) == [None, None]
-    assert mailoutbox == [] and queued == []  # no webhook went out for an announcement that failed
+        assert notify_missed_runs() == 0  # no e-mail went out
+    assert not Run.objects.filter(notified_at__isnull=True).exists()
+    assert len(hook.bodies) == 2 and mailoutbox == []  # the webhook calls went out all the same
+    emails = Notice.objects.filter(channel=Notice.Channel.EMAIL)
+    assert [(n.status, n.last_error) for n in emails] == [("retrying", "ConnectionRefusedError: smtp is down")] * 2
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    with time_machine.travel(timezone.now() + timedelta(minutes=6)):
-        assert notify_missed_runs() == 2
-    assert len(mailoutbox) == 2 and len(queued) == 2
-    assert not Run.objects.filter(notified_at__isnull=True).exists()
+    with time_machine.travel(timezone.now() + timedelta(hours=1)):
+        assert notify_missed_runs() == 0  # the runs are announced: nothing is announced twice
+        send_notices("email")
+    assert len(mailoutbox) == 2 and len(hook.bodies) == 2
+    assert set(emails.values_list("state", flat=True)) == {"sent"}
 
 
-class BrokenMailBackend:
-    def __init__(self, **kwargs) -> None:
-        pass
+class BrokenMailBackend(BaseEmailBackend):
+    """A mail server that refuses every message."""
 
     def send_messages(self, messages) -> int:
         raise ConnectionRefusedError("smtp is down")
@@ -346,33 +348,47 @@ def test_the_webhook_posts_signed_json_a_chat_tool_can_read(agent, ingest, team,
     items = ingest_items(agent, ingest)
     body = webhook_body(agent=agent.agent, team_name="ops", items=items)
 
+    # A message of the earlier release's task is stored as a notice and sent from its row.
     assert deliver_webhook.apply(args=[webhook.pk, body.decode()]).get() == "delivered"
 
     assert hook.bodies == [body] and hook.signature_ok(0)
+    assert Notice.objects.get().state == "sent"
     sent = json.loads(hook.bodies[0])
     assert sent["event"] == "items.created" and sent["team"] == "ops" and sent["agent"]["slug"] == "mailer"
     assert [item["url"] for item in sent["items"]] == [f"https://inbox.example.com/inbox/items/{i.pk}/" for i in items]
     assert "3 new item(s) from Mailer" in sent["text"]
 
 
-def test_a_failing_receiver_is_retried_with_the_same_signed_bytes(agent, ingest, team, receiver):
+def test_a_failing_receiver_is_retried_with_the_same_signed_bytes_and_key(agent, ingest, team, receiver):
     hook = receiver(500, 503, 200)
-    webhook = TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
-    body = webhook_body(agent=agent.agent, team_name="ops", items=ingest_items(agent, ingest)).decode()
-    # Eager apply runs the retries at once (the countdown applies on a real worker).
-    assert deliver_webhook.apply(args=[webhook.pk, body]).get() == "delivered"
+    TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
+    announce_runs(runs_of(ingest_items(agent, ingest)))
+    notice = Notice.objects.get(channel=Notice.Channel.WEBHOOK)
+    assert (notice.status, notice.last_error, notice.attempts) == ("retrying", "HTTP 500", 1)
+    for minutes in (10, 20):  # each retry once its backoff has passed
+        with time_machine.travel(timezone.now() + timedelta(minutes=minutes)):
+            send_notices("webhook")
+    notice.refresh_from_db()
+    assert (notice.state, notice.attempts, notice.last_error) == ("sent", 3, "")
     assert len(hook.bodies) == 3 and len(set(hook.bodies)) == 1
     assert all(hook.signature_ok(index) for index in range(3))
+    assert {headers["Idempotency-Key"] for headers in hook.headers} == {str(notice.key)}
+    assert json.loads(hook.bodies[0])["deliveryId"] == str(notice.key)
 
 
-def test_a_receiver_that_keeps_failing_is_given_up_on_and_recorded(agent, ingest, team, receiver, monkeypatch):
+def test_a_receiver_that_keeps_failing_is_given_up_on_at_the_deadline_and_recorded(
+    agent, ingest, team, receiver, settings
+):
     hook = receiver(500)
-    monkeypatch.setattr(deliver_webhook, "max_retries", 2)
-    webhook = TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
-    assert deliver_webhook.apply(args=[webhook.pk, "{}"]).get() == "failed"
-    assert len(hook.bodies) == 3
+    TeamWebhook.objects.create(team=team, url=hook.url, secret=SECRET)
+    announce_runs(runs_of(ingest_items(agent, ingest)))
+    with time_machine.travel(timezone.now() + timedelta(seconds=settings.INBOX_NOTICE_RETRY_WINDOW_SECONDS + 1)):
+        send_notices("webhook")
+    notice = Notice.objects.get(channel=Notice.Channel.WEBHOOK)
+    assert notice.status == "failed" and notice.last_error.startswith("HTTP 500 (gave up")
+    assert len(hook.bodies) == 2
     event = AuditEvent.objects.get(verb="webhook.failed")
-    assert event.data["error"] == "HTTP 500" and event.data["team"] == "ops"
+    assert event.data["error"].startswith("HTTP 500") and event.data["team"] == "ops"
 
 
 def test_a_4xx_is_not_retried(team, receiver):
@@ -382,16 +398,14 @@ def test_a_4xx_is_not_retried(team, receiver):
     assert len(hook.bodies) == 1
 
 
-def test_disabled_webhooks_and_other_teams_webhooks_are_not_called(
-    agent, ingest, team, receiver, mailoutbox, monkeypatch
-):
-    queued: list[int] = []
-    monkeypatch.setattr(deliver_webhook, "delay", lambda webhook_id, body: queued.append(webhook_id))
-    TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET, enabled=False)
-    TeamWebhook.objects.create(team=Group.objects.create(name="finance"), url=receiver().url, secret=SECRET)
-    enabled = TeamWebhook.objects.create(team=team, url=receiver().url, secret=SECRET)
+def test_disabled_webhooks_and_other_teams_webhooks_are_not_called(agent, ingest, team, receiver):
+    disabled, other, enabled = receiver(), receiver(), receiver()
+    TeamWebhook.objects.create(team=team, url=disabled.url, secret=SECRET, enabled=False)
+    TeamWebhook.objects.create(team=Group.objects.create(name="finance"), url=other.url, secret=SECRET)
+    webhook = TeamWebhook.objects.create(team=team, url=enabled.url, secret=SECRET)
     announce_runs(runs_of(ingest_items(agent, ingest)))
-    assert queued == [enabled.pk]
+    assert list(Notice.objects.filter(channel="webhook").values_list("webhook", flat=True)) == [webhook.pk]
+    assert len(enabled.bodies) == 1 and disabled.bodies == [] and other.bodies == []
 
 
 def test_the_signature_is_an_hmac_sha256_of_the_body():

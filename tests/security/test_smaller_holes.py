@@ -19,7 +19,7 @@ from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem, Resume, Run, TeamWebhook
 from inbox.teams.notifications import announce_runs
 from inbox.teams.reminders import reminders_send
-from inbox.teams.tasks import deliver_webhook
+from inbox.teams.tasks import deliver_webhook, send_notices
 
 
 def post(agent, ingest, interrupt: dict, *, thread: str = "t-1") -> InboxItem:
@@ -119,7 +119,8 @@ class Receiver:
 
 
 @pytest.mark.parametrize("kind", ["whsec", "plain"])
-def test_webhooks_are_signed_the_standard_webhooks_way(kind, team):
+def test_webhooks_are_signed_the_standard_webhooks_way(kind, team, settings):
+    settings.INBOX_NOTICE_BACKOFF_BASE = 0  # the retry is due at once
     if kind == "whsec":
         secret = "whsec_" + base64.b64encode(secrets.token_bytes(24)).decode()
         verifier = Webhook(secret)  # the spec's library takes the secret as configured
@@ -130,7 +131,8 @@ def test_webhooks_are_signed_the_standard_webhooks_way(kind, team):
     webhook = TeamWebhook.objects.create(team=team, url=receiver.url, secret=secret)
     body = json.dumps({"event": "items.created", "text": "hi"})
 
-    assert deliver_webhook.apply(args=[webhook.pk, body]).get() == "delivered"
+    assert deliver_webhook.apply(args=[webhook.pk, body]).get() == "retrying"
+    assert send_notices("webhook") == 1  # the retry, from the notice's row
 
     (first_headers, first_body), (headers, delivered) = receiver.deliveries
     assert verifier.verify(delivered, headers) == {"event": "items.created", "text": "hi"}
