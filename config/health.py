@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import redis
 from django.conf import settings
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.http import HttpRequest, JsonResponse
 
 from config import heartbeat
@@ -86,7 +86,7 @@ def notice_channels() -> Check:
     try:
         failing = failing_past(settings.INBOX_NOTICE_FAILING_DEGRADED_SECONDS)
     except DatabaseError as exc:
-        return Check(DEGRADED, _error(exc))
+        return Check(DEGRADED, error_text(exc))
     if failing:
         seconds = settings.INBOX_NOTICE_FAILING_DEGRADED_SECONDS
         return Check(DEGRADED, f"failing for over {seconds:g} s: {', '.join(failing)}")

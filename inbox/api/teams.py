@@ -14,11 +14,11 @@ from rest_framework.views import APIView
 from agents.auth import AgentTokenAuthentication, IsAgent, request_agent
 from agents.models import Agent
 from inbox import access
+from inbox.api.listing import BoundedPagination
 from inbox.api.serializers import ItemSerializer
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError, StrictCharField, StrictIntegerField, read_input
 from inbox.decisions.rules import check_visible
 from inbox.limits import MAX_DISCUSSION_COMMENT, MAX_ESCALATION_MINUTES
-from inbox.api.listing import BoundedPagination
 from inbox.models import Comment, EscalationRule, Notice
 from inbox.teams import away, escalations, outbox
 from inbox.teams.claims import assignee_named, item_assign, item_claim, item_unclaim

@@ -23,6 +23,7 @@ every due row of its channel. The broker only rings: the table is the truth.
 
 from __future__ import annotations
 
+import functools
 import logging
 import smtplib
 import time
@@ -79,7 +80,7 @@ def email_notices(kind: str, messages: Iterable[tuple[Any, EmailMessage]]) -> li
                 user=user,
                 to=message.to[0],
                 subject=message.subject[:255],
-                body=message.body,
+                body=str(message.body),
                 html=html,
                 created_at=now,
                 next_attempt_at=now,
@@ -116,7 +117,7 @@ def ring(channel: str, *, countdown: float | None = None) -> None:
 def ring_on_commit(notices: Sequence[Notice]) -> None:
     """After the commit that wrote them, ring the doorbell of each of their channels."""
     for channel in sorted({notice.channel for notice in notices}):
-        transaction.on_commit(lambda channel=channel: ring(channel))
+        transaction.on_commit(functools.partial(ring, channel))
 
 
 def deliver_on_commit(notices: Sequence[Notice]) -> None:

@@ -112,8 +112,8 @@ def test_an_escalation_notice_survives_a_worker_kill(stored_run, clock, team, ma
 
 
 def test_reminder_and_snooze_notices_are_rows_the_sweep_sends_when_their_worker_died(agent, ingest, alice, mailoutbox):
-    from inbox.expiry.reminders import reminders_send, snoozes_wake
     from inbox.models import Snooze
+    from inbox.teams.reminders import reminders_send, snoozes_wake
 
     items = ingest_items(agent, ingest)
     (item,) = [item for item in items if item.expires_at is not None][:1] or pytest.skip("no item with a deadline")
