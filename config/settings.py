@@ -6,6 +6,7 @@ Nothing set gives the embedded default (SQLite and an embedded Redis under ``var
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import secrets
 from importlib.util import find_spec
@@ -513,3 +514,14 @@ CONTENT_SECURITY_POLICY = {
         **({"report-uri": [env_str("CSP_REPORT_URI")]} if env_str("CSP_REPORT_URI") else {}),
     }
 }
+
+# The audit log's hash chain (docs/audit.md): the key that signs its head, purge checkpoints and exports (by default
+# derived from SECRET_KEY; set it to keep signatures valid across a SECRET_KEY rotation), how often new events are
+# sealed, and how many days of events to keep (0: all of them).
+INBOX_AUDIT_SIGNING_KEY = (
+    env_str("INBOX_AUDIT_SIGNING_KEY") or hashlib.sha256(f"audit:{SECRET_KEY}".encode()).hexdigest()
+)
+INBOX_AUDIT_SEAL_SECONDS = env_float("INBOX_AUDIT_SEAL_SECONDS", 5.0)
+INBOX_AUDIT_RETENTION_DAYS = env_int("INBOX_AUDIT_RETENTION_DAYS", 0)
+CELERY_BEAT_SCHEDULE["seal-audit-log"] = {"task": "inbox.tasks.seal_audit_log", "schedule": INBOX_AUDIT_SEAL_SECONDS}
+CELERY_BEAT_SCHEDULE["purge-audit-log"] = {"task": "inbox.tasks.purge_audit_log", "schedule": 3600.0}

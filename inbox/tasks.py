@@ -5,6 +5,7 @@ Task names are fixed strings (``inbox.tasks.*``, ``inbox.notifications.*``) so q
 beat schedule survive module moves.
 """
 
+from inbox.audit import tasks as _audit_tasks  # noqa: F401
 from inbox.expiry import tasks as _expiry_tasks  # noqa: F401
 from inbox.ingest import tasks as _ingest_tasks  # noqa: F401
 from inbox.policies import tasks as _policy_tasks  # noqa: F401

@@ -1,4 +1,5 @@
-"""The audit log's filters and its streamed exports (CSV and JSON).
+"""The audit log's filters and its streamed exports (CSV and JSON), signed (``inbox.audit.chain.sign``) so that a
+copy can be checked offline with ``tools/verify_audit_export.py``.
 
 Exports stream rows in keyset-paginated batches (``id > last`` … ``LIMIT n``): memory stays flat however
 many rows match, and no database cursor stays open between two chunks sent to the client. Under ASGI the
@@ -9,6 +10,8 @@ Every query starts from the team rule in ``inbox.access``.
 from __future__ import annotations
 
 import csv
+import hashlib
+import hmac
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import date, datetime, time, timedelta
@@ -16,15 +19,16 @@ from typing import Any, cast
 
 from asgiref.sync import sync_to_async
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.handlers.asgi import ASGIRequest
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import HttpRequest, StreamingHttpResponse
 from django.utils import timezone
 
 from agents.models import Agent
 from inbox.access import visible_agents, visible_audit_events, visible_decisions, visible_teams
-from inbox.models import AuditEvent, Decision
+from inbox.models import AuditChain, AuditEvent, AuditSeal, Decision
 
 BATCH_SIZE = 2000
 
@@ -186,10 +190,18 @@ EVENT_FIELDS = {
     "agent": "agent__slug",
     "thread_id": "thread__thread_id",
     "data": "data",
+    "seal_seq": "seal_seq",
+    "seal_hash": "seal_hash",
 }
 
 
 EVENT_COLUMNS = list(EVENT_FIELDS)
+
+
+def with_seals(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
+    """Each event's place in the hash chain (none yet for an event written in the last seconds)."""
+    seal = AuditSeal.objects.filter(event_id=OuterRef("pk"))
+    return events.annotate(seal_seq=Subquery(seal.values("seq")[:1]), seal_hash=Subquery(seal.values("hash")[:1]))
 
 
 def decision_row(values: dict[str, Any]) -> dict[str, Any]:
@@ -265,7 +277,7 @@ def csv_chunks(columns: list[str], batches: Iterator[list[dict]]) -> Iterator[st
 
 
 def json_chunks(columns: list[str], batches: Iterator[list[dict]]) -> Iterator[str]:
-    """One JSON array, written element by element."""
+    """The rows of one JSON array, written element by element (the trailer closes it)."""
     yield "["
     first = True
     for batch in batches:
@@ -274,7 +286,6 @@ def json_chunks(columns: list[str], batches: Iterator[list[dict]]) -> Iterator[s
             parts.append(("\n" if first else ",\n") + json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False))
             first = False
         yield "".join(parts)
-    yield "\n]\n"
 
 
 async def _acsv_chunks(columns: list[str], batches: AsyncIterator[list[dict]]) -> AsyncIterator[str]:
@@ -293,7 +304,55 @@ async def _ajson_chunks(columns: list[str], batches: AsyncIterator[list[dict]]) 
             parts.append(("\n" if first else ",\n") + json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False))
             first = False
         yield "".join(parts)
-    yield "\n]\n"
+
+
+def chain_head() -> dict[str, Any]:
+    chain = AuditChain.objects.order_by("pk").first()
+    if chain is None:
+        return {"headSeq": 0, "headHash": "", "headSignature": ""}
+    return {"headSeq": chain.head_seq, "headHash": chain.head_hash, "headSignature": chain.head_signature}
+
+
+class Signer:
+    """The HMAC of every byte an export sends before its signature (``INBOX_AUDIT_SIGNING_KEY``)."""
+
+    def __init__(self) -> None:
+        self.mac = hmac.new(settings.INBOX_AUDIT_SIGNING_KEY.encode(), digestmod=hashlib.sha256)
+
+    def __call__(self, chunk: str) -> str:
+        self.mac.update(chunk.encode())
+        return chunk
+
+    def hexdigest(self) -> str:
+        return self.mac.hexdigest()
+
+
+def _trailer(fmt: str, head: dict[str, Any], signer: Signer) -> str:
+    if fmt == "csv":
+        writer = csv.writer(_Line())
+        chain = signer(writer.writerow(["#chain", head["headSeq"], head["headHash"], head["headSignature"]]))
+        return chain + writer.writerow(["#signature", signer.hexdigest()])
+    chain = signer(f'\n],\n"chain": {json.dumps(head)}')
+    return chain + f',\n"signature": "{signer.hexdigest()}"}}\n'
+
+
+def signed_chunks(fmt: str, chunks: Iterator[str]) -> Iterator[str]:
+    """The export's chunks, then the chain's head and the signature over everything before it."""
+    signer, head = Signer(), chain_head()
+    if fmt == "json":
+        yield signer('{"rows": ')
+    for chunk in chunks:
+        yield signer(chunk)
+    yield _trailer(fmt, head, signer)
+
+
+async def asigned_chunks(fmt: str, chunks: AsyncIterator[str]) -> AsyncIterator[str]:
+    signer, head = Signer(), await sync_to_async(chain_head)()
+    if fmt == "json":
+        yield signer('{"rows": ')
+    async for chunk in chunks:
+        yield signer(chunk)
+    yield _trailer(fmt, head, signer)
 
 
 EXPORTS = {
@@ -307,12 +366,13 @@ FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
 
 def export_response(*, request: HttpRequest, form: AuditFilterForm, kind: str, fmt: str) -> StreamingHttpResponse:
     fields, columns, make_row = EXPORTS[kind]
-    queryset = form.decisions() if kind == "decisions" else form.events()
+    queryset = form.decisions() if kind == "decisions" else with_seals(form.events())
     if isinstance(request, ASGIRequest):
         batches_async = aiter_rows(queryset, fields, make_row)
-        content: Any = (_acsv_chunks if fmt == "csv" else _ajson_chunks)(columns, batches_async)
+        content: Any = asigned_chunks(fmt, (_acsv_chunks if fmt == "csv" else _ajson_chunks)(columns, batches_async))
     else:
-        content = (csv_chunks if fmt == "csv" else json_chunks)(columns, iter_rows(queryset, fields, make_row))
+        chunks = (csv_chunks if fmt == "csv" else json_chunks)(columns, iter_rows(queryset, fields, make_row))
+        content = signed_chunks(fmt, chunks)
     response = StreamingHttpResponse(content, content_type=FORMATS[fmt])
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response["Content-Disposition"] = f'attachment; filename="inbox-{kind}-{stamp}.{fmt}"'

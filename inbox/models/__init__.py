@@ -630,6 +630,7 @@ class TeamWebhook(models.Model):
 
 
 # Models of capability packages that live in the ``inbox`` app's tables (their modules are in this package).
+from inbox.models.audit_chain import AuditChain, AuditCheckpoint, AuditSeal, AuditVerification  # noqa: E402,F401
 from inbox.models.conformance import ConformanceObservation  # noqa: E402,F401
 
 

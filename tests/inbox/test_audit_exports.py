@@ -156,8 +156,8 @@ def test_under_asgi_the_export_streams_from_an_async_iterator(decided, staff, mo
     async def collect() -> bytes:
         return b"".join([chunk async for chunk in response])
 
-    rows = json.loads(async_to_sync(collect)())
-    assert len(rows) == 5
+    document = json.loads(async_to_sync(collect)())
+    assert len(document["rows"]) == 5 and len(document["signature"]) == 64
 
 
 def test_the_audit_log_page_lists_and_filters_events(decided, alice, client):
