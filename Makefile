@@ -99,7 +99,7 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 ## make bench: every benchmark at full size (PostgreSQL and Redis servers on loopback; takes a while).
-BENCHES := ingest inbox_list snooze_list pages expiry escalation backtest export resume live next_page mixed_load
+BENCHES := ingest inbox_list snooze_list pages expiry escalation backtest export audit_verify resume live next_page mixed_load
 bench: $(STAMP)
 	@for script in $(BENCHES); do echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 
@@ -117,6 +117,7 @@ bench-smoke: $(STAMP)
 	run bench/escalation.py --items 1000 --fresh 100; \
 	run bench/backtest.py --items 2000 --open 200 --decided 500 --repeat 2 --name bench_smoke_backtest; \
 	run bench/export.py --decisions 1000; \
+	run bench/audit_verify.py --events 2000; \
 	BENCH_ROUNDS=2 run bench/resume.py; \
 	run bench/live.py --items 10; \
 	run bench/next_page.py --clicks 2; \

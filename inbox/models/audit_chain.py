@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+from inbox.core.fields import RowsJSONField
+
 
 class AuditSeal(models.Model):
     """An audit event's place in the chain: ``hash`` covers the event's content, its position and the hash
@@ -13,7 +15,7 @@ class AuditSeal(models.Model):
     seq = models.PositiveBigIntegerField(primary_key=True)
     event_id = models.BigIntegerField(unique=True)
     hash = models.CharField(max_length=64)
-    refs = models.JSONField(default=dict)
+    refs = RowsJSONField(default=dict)
     sealed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
