@@ -15,6 +15,7 @@ urlpatterns = [
     path("views", listing.SavedViewListApi.as_view(), name="api-views"),
     path("views/<id:pk>", listing.SavedViewDetailApi.as_view(), name="api-view"),
     path("items/<id:pk>", listing.ItemDetailApi.as_view(), name="api-item"),
+    path("items/<id:pk>/provenance", listing.ItemProvenanceApi.as_view(), name="api-item-provenance"),
     path("items/<id:pk>/decision", decisions.ItemDecisionApi.as_view(), name="api-item-decision"),
     path("items/<id:pk>/decision/undo", decisions.ItemDecisionUndoApi.as_view(), name="api-item-decision-undo"),
     path("items/bulk-decision", decisions.BulkDecisionApi.as_view(), name="api-items-bulk"),

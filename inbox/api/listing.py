@@ -18,7 +18,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from inbox import access
-from inbox.api.serializers import ItemDetailSerializer, ItemSerializer, RunDetailSerializer
+from inbox.api.serializers import ItemDetailSerializer, ItemSerializer, ProvenanceSerializer, RunDetailSerializer
+from inbox.audit.provenance import item_provenance
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError, StrictCharField, read_input
 from inbox.limits import LIST_COUNT_LIMIT, MAX_DB_ID, MAX_SAVED_VIEW_NAME
 from inbox.listing import saved_views
@@ -128,6 +129,18 @@ class ItemDetailApi(generics.RetrieveAPIView):
         items = access.visible_items(self.request.user).select_related("agent", "thread", "run", "decided_by")
         matches = Prefetch("policy_matches", queryset=policy_selectors.matches_in_order())
         return listing_selectors.with_truth(items).prefetch_related(matches)
+
+
+class ItemProvenanceApi(APIView):
+    @extend_schema(
+        summary="An item's audit events, each with its place in the audit chain, and the last verification",
+        responses={200: ProvenanceSerializer, 404: OpenApiResponse(ERROR_SCHEMA)},
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        item = get_object_or_404(access.visible_items(request.user), pk=pk)
+        provenance = item_provenance(item)
+        data = {"item": item.pk, "events": provenance.events, "chain": provenance.chain}
+        return Response(ProvenanceSerializer(data).data)
 
 
 class RunDetailApi(APIView):

@@ -258,3 +258,37 @@ class RunDetailSerializer(RunSerializer):
     def get_resumedBy(self, run: Run) -> int | None:
         resume = Resume.objects.filter(resumed_run=run).only("run_id").first()
         return resume.run_id if resume else None
+
+
+class ProvenanceEventSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    at = serializers.DateTimeField(source="created_at")
+    actorType = serializers.CharField(source="actor_type")
+    actor = serializers.CharField(source="actor_label")
+    verb = serializers.CharField()
+    objectType = serializers.CharField(source="object_type")
+    objectId = serializers.CharField(source="object_id")
+    details = serializers.JSONField(source="data", help_text="What the event recorded (its `data`).")
+    seal = serializers.IntegerField(
+        allow_null=True, help_text="The event's place in the audit chain; null until sealed (within seconds)."
+    )
+
+
+class ChainMarkSerializer(serializers.Serializer):
+    events = serializers.IntegerField()
+    sealed = serializers.IntegerField()
+    lastSeal = serializers.IntegerField(source="last_seal", allow_null=True)
+    verified = serializers.BooleanField(help_text="Every event sealed, and the last audit_verify walked past them.")
+    verifiedAt = serializers.DateTimeField(source="verified_at", allow_null=True)
+    verifiedThrough = serializers.IntegerField(source="verified_through")
+    verificationOk = serializers.BooleanField(source="verification_ok", allow_null=True)
+    words = serializers.CharField()
+
+
+class ProvenanceSerializer(serializers.Serializer):
+    """``GET /api/v1/items/<id>/provenance``: the item's audit events in order, each with its place in the audit
+    chain, and what the last verification of the chain said."""
+
+    item = serializers.IntegerField()
+    events = ProvenanceEventSerializer(many=True)
+    chain = ChainMarkSerializer()

@@ -18,20 +18,11 @@ from django.utils import timezone
 from inbox.audit.chain import purge, seal_pending, verify
 from inbox.audit.record import Actor, audit
 from inbox.models import AuditEvent, AuditSeal, AuditVerification, Run
+from tests.audit.conftest import behind_the_back
 from tests.conftest import spec_example
 from tests.helpers.exports import body, csv_rows
 
 pytestmark = pytest.mark.django_db
-
-
-def behind_the_back(sql: str, params: list | tuple = ()) -> None:
-    """Run ``sql`` as someone with the database's password would: past the append-only triggers on PostgreSQL."""
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL session_replication_role = replica")
-        cursor.execute(sql, params)
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL session_replication_role = origin")
 
 
 @pytest.fixture
