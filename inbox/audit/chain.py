@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
@@ -58,40 +58,48 @@ def _chain_for_update() -> AuditChain:
     return chain
 
 
-def _lock_for_sealing() -> None:
-    """On PostgreSQL: one sealer at a time, and every transaction that is writing audit events has committed,
-    so no event with a lower id can appear after this pass (writers wait for the pass, briefly)."""
+def _lock_out_writers() -> None:
+    """On PostgreSQL, inside a transaction: wait until every transaction writing audit events has committed, and
+    keep new ones out until this one ends. SQLite's IMMEDIATE transactions already exclude every other writer."""
     if connection.vendor != "postgresql":
-        return  # SQLite: the IMMEDIATE transaction already excludes every other writer
+        return
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL lock_timeout = '1s'")
-        cursor.execute(f"LOCK TABLE {AuditSeal._meta.db_table} IN EXCLUSIVE MODE")
+        cursor.execute("SET LOCAL lock_timeout = '200ms'")
         cursor.execute(f"LOCK TABLE {AuditEvent._meta.db_table} IN SHARE MODE")
 
 
-def seal_pending(*, batch: int = SEAL_BATCH, limit: int | None = None) -> int:
+def _committed_bound() -> int:
+    """An event id at or below which every event has committed (none can commit there later): the newest id seen
+    once no writer is left. New writers wait only for this one statement."""
+    with transaction.atomic():
+        _lock_out_writers()
+        return AuditEvent.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def seal_pending(*, batch: int = SEAL_BATCH) -> int:
     """Seal every committed event not yet in the chain, in id order, a batch per transaction. Returns how many
-    were sealed; a pass that cannot take its locks within a second leaves the rest to the next one."""
+    were sealed; a pass that cannot see the writers finish within 200 ms leaves the rest to the next one."""
+    try:
+        bound = _committed_bound()
+    except OperationalError:  # lock_timeout: a long writer holds the log; the next beat tick seals
+        return 0
     sealed = 0
-    while limit is None or sealed < limit:
-        try:
-            count = _seal_batch(batch)
-        except DatabaseError:  # lock_timeout: a long writer holds the log; the next beat tick seals
-            if connection.vendor != "postgresql":
-                raise
-            break
+    while True:
+        count = _seal_batch(bound, batch)
         sealed += count
         if count < batch:
-            break
-    return sealed
+            return sealed
 
 
-def _seal_batch(batch: int) -> int:
+def _seal_batch(bound: int, batch: int) -> int:
     with transaction.atomic():
-        _lock_for_sealing()
-        chain = _chain_for_update()
+        chain = _chain_for_update()  # one sealer at a time
+        if chain.sealed_through >= bound:
+            return 0
         unsealed = ~Exists(AuditSeal.objects.filter(event_id=OuterRef("pk")))
-        events = list(_event_values().filter(unsealed, id__gt=chain.sealed_through).order_by("id")[:batch])
+        events = list(
+            _event_values().filter(unsealed, id__gt=chain.sealed_through, id__lte=bound).order_by("id")[:batch]
+        )
         prev, seq, now = chain.head_hash, chain.head_seq, timezone.now()
         seals = []
         for event in events:
@@ -101,10 +109,7 @@ def _seal_batch(batch: int) -> int:
             seals.append(AuditSeal(seq=seq, event_id=event["id"], hash=prev, refs=refs, sealed_at=now))
         AuditSeal.objects.bulk_create(seals)
         chain.head_seq, chain.head_hash, chain.head_signature = seq, prev, signed(seq, prev)
-        if len(events) < batch:
-            # Every committed event is sealed now, and none can commit below the newest one (see the locks).
-            newest = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
-            chain.sealed_through = max(chain.sealed_through, newest or 0)
+        chain.sealed_through = events[-1]["id"] if len(events) == batch else bound
         chain.updated_at = now
         chain.save()
         return len(events)
@@ -239,7 +244,6 @@ def purge(*, before: datetime) -> AuditCheckpoint | None:
     """Delete the events sealed before the first one created at or after ``before`` (and their seals), and keep
     the last deleted seal's hash as a signed checkpoint the chain goes on from. None when nothing is old enough."""
     with transaction.atomic():
-        _lock_for_sealing()
         chain = _chain_for_update()
         kept = AuditSeal.objects.filter(
             event_id__in=AuditEvent.objects.filter(created_at__gte=before).values("id")

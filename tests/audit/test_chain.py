@@ -183,3 +183,38 @@ def test_an_export_with_one_changed_byte_fails_the_offline_verifier(log, staff, 
         assert wrong_key.returncode == 1
     rows = csv_rows(body(client.get("/audit/export/events.csv")))
     assert [int(row["seal_seq"]) for row in rows] == list(range(1, len(log) + 1))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_event_that_commits_late_below_a_newer_one_is_sealed_not_skipped(agent) -> None:
+    """A writer that took an id and has not committed holds the sealer off (200 ms at most, then the pass seals
+    nothing); once it commits, both events are sealed in id order."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite has one writer at a time: no event can commit below another")
+    import threading
+
+    from django.db import connections, transaction
+
+    started, release = threading.Event(), threading.Event()
+    run = agent.agent  # any object with an agent
+
+    def slow_writer() -> None:
+        try:
+            with transaction.atomic():
+                audit(actor=Actor.system(), verb="slow.write", obj=run)
+                started.set()
+                release.wait(10)
+        finally:
+            connections.close_all()
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    assert started.wait(10)
+    audit(actor=Actor.system(), verb="fast.write", obj=run)
+    assert seal_pending() == 0  # the slow writer is still open: nothing below it is final
+    release.set()
+    writer.join(10)
+    assert seal_pending() == 2
+    sealed = list(AuditSeal.objects.order_by("seq").values_list("event_id", flat=True))
+    assert sealed == sorted(AuditEvent.objects.values_list("id", flat=True))
+    assert verify().ok
