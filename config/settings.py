@@ -93,12 +93,6 @@ TEMPLATES = [
             ],
         },
     },
-    {
-        # The list's rows and the partials they share with other pages (inbox/templatetags/jinja.py).
-        "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "DIRS": [BASE_DIR / "jinja_templates"],
-        "OPTIONS": {"environment": "inbox.templatetags.jinja.environment"},
-    },
 ]
 
 # --- Database ---------------------------------------------------------------------------------

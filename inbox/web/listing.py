@@ -86,9 +86,7 @@ def item_rows(request: HttpRequest) -> HttpResponse:
         "filters": filters,
         "may_have_open": filters.tab in page_selectors.BULK_TABS,
         "item_path": item_path(),
-        "user": request.user,
     }
-    # A Jinja2 template (jinja_templates/): Django's context processors do not run for it, so ``user`` is given.
     return render(request, "inbox/_rows.html", context)
 
 
