@@ -429,4 +429,3 @@ def undo_toast(context: template.Context) -> str:
         "next": request.get_full_path(),
     }
     return render_to_string("inbox/_undo_toast.html", toast, request=request)
-
