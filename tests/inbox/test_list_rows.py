@@ -8,6 +8,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.template import Context, Template
 from django.template.loader import render_to_string
 from django.test import Client
 from django.utils import timezone
@@ -99,3 +100,17 @@ def test_a_shared_partial_draws_nothing_for_what_is_undefined(settings):
     settings.DEBUG = True
     html = render_to_string("inbox/_outcome_badge.html", {"item": None})
     assert html == '<span class="pill pill-" data-outcome=""></span>'
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York", "Asia/Kolkata"])
+def test_the_rows_filters_draw_what_djangos_own_draw(settings, zone):
+    """The rows' ``iso``, ``stamp`` and ``clip`` give what ``date:"c"``, ``date:"Y-m-d H:i:s T"`` and
+    ``truncatechars`` give, in the viewer's time zone."""
+    settings.TIME_ZONE = zone
+    ours = Template("{% load inbox_tags %}{{ at|iso }}|{{ at|stamp }}|{{ text|clip:8 }}|{{ short|clip:8 }}")
+    django = Template(
+        '{{ at|date:"c" }}|{{ at|date:"Y-m-d H:i:s T" }}|{{ text|truncatechars:8 }}|{{ short|truncatechars:8 }}'
+    )
+    for at in (timezone.now(), timezone.now() + timedelta(days=180), None):
+        values = Context({"at": at, "text": '<b>long & "quoted"</b>', "short": "<i>ok"})
+        assert ours.render(values) == django.render(values)
