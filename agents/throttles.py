@@ -1,16 +1,15 @@
-"""API throttles, counted in the ``shared`` cache (Redis) so a limit holds across web processes.
+"""API throttles: DRF's ``SimpleRateThrottle`` counted in the ``shared`` cache (Redis), so a limit holds across web
+processes, and failing open: while Redis is unreachable nothing is counted (logged) and the API still answers.
 
-- ``FailedAuthThrottle``: failed token authentications per client address (``INBOX_FAILED_AUTH_RATE``, the
-  address from ``agents.addresses.client_address``). Past it, a wrong token from that address is answered 429
-  until the window moves on; a valid token is never refused, so guessing from behind someone's NAT cannot stall
-  that network's agents and approvers (a token is 256 random bits: the throttle bounds the load, not the odds).
-- ``IngestThrottle``: ``POST /api/v1/runs`` per agent (``INBOX_INGEST_RATE``).
+- ``FailedAuthThrottle``: failed token authentications per client address (``INBOX_FAILED_AUTH_RATE``), counted
+  only once a credential was found wrong (``failing``); a valid token is never refused.
+- ``IngestThrottle``: ``POST /api/v1/runs`` per agent (``INBOX_INGEST_RATE``), a sliding-window counter.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.cache import caches
@@ -24,48 +23,53 @@ log = logging.getLogger(__name__)
 
 
 class _FailOpenCache:
-    """The throttle cache, failing open: while Redis is unreachable a limit is not counted (and logged), so an
-    outage of the counter never turns into an outage of the API (the rest of the request still needs Redis
-    only where it really does)."""
+    """The ``shared`` cache through Django's public cache API; a call that cannot reach Redis is logged and
+    answers as if nothing had been counted."""
 
-    def __init__(self, cache: Any) -> None:
-        self._cache = cache
+    def __init__(self) -> None:
+        self.backend = caches["shared"]
+
+    def _unreachable(self, exc: Exception) -> None:
+        log.warning("throttle cache unreachable, not counting: %s", exc)
 
     def get(self, key: str, default: Any = None) -> Any:
         try:
-            return self._cache.get(key, default)
+            return self.backend.get(key, default)
         except RedisError as exc:
-            log.warning("throttle cache unreachable, not counting: %s", exc)
+            self._unreachable(exc)
             return default
 
     def set(self, key: str, value: Any, timeout: float | None = None) -> None:
         try:
-            self._cache.set(key, value, timeout)
+            self.backend.set(key, value, timeout)
         except RedisError as exc:
-            log.warning("throttle cache unreachable, not counting: %s", exc)
+            self._unreachable(exc)
 
-    def count(self, key: str, window: int, timeout: int) -> tuple[int, int] | None:
-        """Add one to window ``window``'s counter of ``key`` (kept ``timeout`` seconds) and return it with the
-        previous window's, in one round trip; None while Redis is unreachable."""
-        current_key, previous_key = self._cache.make_key(f"{key}_{window}"), self._cache.make_key(f"{key}_{window - 1}")
+    def count(self, key: str, timeout: int) -> int | None:
+        """Add one to the counter ``key`` (created to last ``timeout`` seconds) and return it; None while Redis
+        is unreachable."""
         try:
-            pipe = self._cache._cache.get_client(current_key, write=True).pipeline(transaction=False)
-            pipe.incr(current_key)
-            pipe.expire(current_key, timeout)
-            pipe.get(previous_key)
-            current, _, previous = pipe.execute()
+            self.backend.add(key, 0, timeout)
+            return self.backend.incr(key)
+        except ValueError:  # expired between the two calls: this is its first count
+            self.set(key, 1, timeout)
+            return 1
         except RedisError as exc:
-            log.warning("throttle cache unreachable, not counting: %s", exc)
+            self._unreachable(exc)
             return None
-        return current, int(previous or 0)
 
 
 class _SettingRateThrottle(SimpleRateThrottle):
+    """A rate read from a setting (at construction, so ``override_settings`` applies) into DRF's throttle."""
+
     setting = ""
-    cache: Any  # a _FailOpenCache over the "shared" cache
+    cache: Any
+    # Set by SimpleRateThrottle.__init__ from the rate (djangorestframework-stubs do not declare them).
+    num_requests: int
+    duration: int
 
     def __init__(self) -> None:
-        self.cache = _FailOpenCache(caches["shared"])
+        self.cache = _FailOpenCache()
         super().__init__()
 
     def get_rate(self) -> str:
@@ -73,45 +77,22 @@ class _SettingRateThrottle(SimpleRateThrottle):
 
 
 class FailedAuthThrottle(_SettingRateThrottle):
+    """DRF's sliding log of failures per client address: a failure past the rate is refused and not recorded."""
+
     scope = "failed_auth"
     setting = "INBOX_FAILED_AUTH_RATE"
-    # Set by SimpleRateThrottle.__init__ from the rate (djangorestframework-stubs do not declare them).
-    num_requests: int
-    duration: int
-
-    def get_ident(self, request) -> str:
-        return client_address(request)
 
     def get_cache_key(self, request, view=None) -> str:
-        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}
-
-    def check(self, request) -> None:
-        """Refuse (429) a client whose failures already reached the rate; records nothing."""
-        self.key = self.get_cache_key(request)
-        self.history = self.cache.get(self.key, [])
-        self.now = self.timer()
-        while self.history and self.history[-1] <= self.now - self.duration:
-            self.history.pop()
-        if len(self.history) >= self.num_requests:
-            raise exceptions.Throttled(self.wait(), detail="Too many failed authentications from this address.")
-
-    def record_failure(self, request) -> None:
-        self.check(request)
-        self.history.insert(0, self.now)
-        self.cache.set(self.key, self.history, self.duration)
+        return self.cache_format % {"scope": self.scope, "ident": client_address(request)}
 
 
 class IngestThrottle(_SettingRateThrottle):
-    """A sliding-window counter per agent: one Redis round trip per request (``INCR`` this window's counter, read
-    the previous window's), where DRF's ``SimpleRateThrottle`` reads and writes back a pickled list of every
-    request's timestamp (up to 6,000 per agent at the default rate, twice per ingest). The estimate weighs the
-    previous window by how much of it still overlaps the last ``duration`` seconds. A refused request counts
-    too: an agent that keeps posting while refused stays refused."""
+    """Counts per agent and window (one counter each, not DRF's list of every request's time): the estimate is
+    this window's count plus the previous window's weighted by the share of it that overlaps the last
+    ``duration`` seconds. A refused request counts too: an agent that keeps posting while refused stays refused."""
 
     scope = "ingest"
     setting = "INBOX_INGEST_RATE"
-    num_requests: int
-    duration: int
 
     def get_cache_key(self, request, view) -> str | None:
         agent = getattr(request, "auth", None)
@@ -126,10 +107,11 @@ class IngestThrottle(_SettingRateThrottle):
         if key is None:
             return True
         now = self.timer()
-        counts = self.cache.count(key, int(now // self.duration), 2 * self.duration)
-        if counts is None:
+        window = int(now // self.duration)
+        current = self.cache.count(f"{key}_{window}", 2 * self.duration)
+        if current is None:
             return True
-        current, previous = counts
+        previous = int(self.cache.get(f"{key}_{window - 1}", 0) or 0)
         overlap = 1.0 - (now % self.duration) / self.duration  # the share of the previous window still counted
         if previous * overlap + current <= self.num_requests:
             return True
@@ -148,5 +130,7 @@ class IngestThrottle(_SettingRateThrottle):
 def failing(request, error: exceptions.APIException) -> exceptions.APIException:
     """Count a failed authentication against the client's address and return ``error`` to raise; past the rate
     this raises 429 instead. Called only once a credential was found wrong, never before it is looked up."""
-    FailedAuthThrottle().record_failure(request)
+    throttle, no_view = FailedAuthThrottle(), cast(Any, None)  # counted while authenticating, before any view
+    if not throttle.allow_request(request, no_view):
+        raise exceptions.Throttled(throttle.wait(), detail="Too many failed authentications from this address.")
     return error

@@ -116,3 +116,18 @@ def test_while_the_throttle_counter_is_unreachable_the_api_answers_uncounted(cli
     assert posted.status_code == 201
     assert client.get("/api/v1/agent", HTTP_AUTHORIZATION="Bearer agi_wrong").status_code == 401
     assert "throttle cache unreachable, not counting" in caplog.text
+
+
+@override_settings(INBOX_INGEST_RATE="2/min", INBOX_FAILED_AUTH_RATE="2/min")
+def test_the_throttles_count_through_the_public_cache_api(client: Client, agent, settings):
+    """The limits hold on any Django cache backend (here one that is not Redis): the throttles use the cache's
+    public API only."""
+    settings.CACHES = {**settings.CACHES, "shared": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+    def post(n: int):
+        body = {"type": "RUN_FINISHED", "threadId": f"t-{n}", "runId": f"r-{n}"}
+        return client.post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **agent.auth)
+
+    assert [post(n).status_code for n in range(3)] == [201, 201, 429]
+    wrong = [client.get("/api/v1/agent", HTTP_AUTHORIZATION=f"Bearer agi_wrong{n}").status_code for n in range(3)]
+    assert wrong == [401, 401, 429]
