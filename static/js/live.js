@@ -3,18 +3,17 @@
    The page's <body data-live-url> names what it shows (the list with its filters, one item, one run); the
    server renders the fragments that changed for this user (rows, tab counts, claim box, resume state,
    notices) with hx-swap-oob and pushes them, and htmx swaps them in. Nothing is fetched per event and no
-   page logic lives here: this file connects, reconnects with capped jittered backoff (asking the server
-   for what changed since its last message; the backoff starts over only once a socket has stayed open
-   STABLE_MS, so a server that accepts and drops sockets is not hammered, and its cap keeps a reconnect within
-   a few seconds of the server's recovery), keeps the user's ticks and selection across swaps, locks the
-   form parts the server marks as locked, and stops the countdown of an item the server says is closed. */
+   page logic lives here. The socket is htmx's ws extension (vendor/htmx-ext-ws) on a hidden element; this file
+   gives it the URL at each (re)connect (asking the server for what changed since its last message) and a capped
+   jittered backoff that starts over only once a socket has stayed open STABLE_MS (a server that accepts and drops
+   sockets is not hammered; the cap keeps a reconnect within a few seconds of the server's recovery), keeps the
+   user's ticks, selection and focus across swaps, locks the form parts the server marks as locked, and stops the
+   countdown of an item the server says is closed. docs/architecture.md says why the swap is not the extension's. */
 (function () {
   "use strict";
 
   var body = document.body;
-  var socket = null;
   var attempts = 0;
-  var retryTimer = null;
   var MAX_DELAY = 5000;
   var STABLE_MS = 10000;
   var stableTimer = null;
@@ -111,39 +110,45 @@
     document.dispatchEvent(new CustomEvent("inbox:live-applied"));
   }
 
+  /* The socket is htmx's ws extension on a hidden element (ws-connect); the URL is read at every (re)connect so
+     it carries the last cursor, and the backoff is ours (reset only once a socket stayed open STABLE_MS). */
+  var wrapper = null;  // the extension's handle on the socket (reconnect)
+  var current = null;  // the latest socket: a replaced one's late close event says nothing about the page
+  var pending = null;  // the socket the extension is opening
+  var socketElement = null;
+
+  function reconnectDelay() {
+    var ceiling = Math.min(MAX_DELAY, 500 * Math.pow(2, attempts));
+    attempts += 1;
+    return ceiling / 2 + Math.random() * ceiling / 2;
+  }
+
+  // The extension's retry timer may still fire for an element retired meanwhile: its htmx:wsConnecting does not
+  // reach the document (the element is out of it), so that socket never becomes ``current`` and closes once open.
+  function createSocket() {
+    var socket = (pending = new WebSocket(socketUrl()));
+    socket.addEventListener("open", function () { if (socket !== current) socket.close(); });
+    return socket;
+  }
+
   function connect() {
-    var own = new WebSocket(socketUrl());
-    socket = own;
-    body.dataset.liveAttempts = String(Number(body.dataset.liveAttempts || 0) + 1);
-    own.addEventListener("open", function () {
-      if (own.retired) return;
-      body.dataset.live = "open";
-      stableTimer = setTimeout(function () { attempts = 0; }, STABLE_MS);
-    });
-    own.addEventListener("message", function (event) {
-      if (own.retired) return;  // the split view moved to another item: this socket's fragments are of the last one
-      try { apply(event.data); } catch (error) { if (window.console) console.warn("live:", error); }
-    });
-    own.addEventListener("close", function (event) {
-      if (own.retired) return;
-      body.dataset.live = "closed";
-      socket = null;
-      clearTimeout(stableTimer);
-      if (event.code === 4401 || event.code === 4404) return; // signed out, or this page's object is gone
-      // Capped exponential backoff with jitter: 0.5 s, 1 s, 2 s … up to 5 s.
-      var ceiling = Math.min(MAX_DELAY, 500 * Math.pow(2, attempts));
-      attempts += 1;
-      retryTimer = setTimeout(connect, ceiling / 2 + Math.random() * ceiling / 2);
-    });
+    var element = document.createElement("div");
+    element.hidden = true;
+    element.setAttribute("hx-ext", "ws");
+    element.setAttribute("ws-connect", body.dataset.liveUrl);
+    body.appendChild(element);
+    htmx.process(element);
+    socketElement = element;
   }
 
   /* The split view shows another item (split.js): the socket of the last one is retired before the new pane is
-     swapped in (a fragment of the old item must not land in the new one), and a socket for what the page shows now
-     (body[data-live-url], data-live-since: when the pane was rendered) is opened once it is in. */
+     swapped in (a fragment of the old item must not land in the new one; the extension closes the socket of an
+     element htmx removes and drops what it still hears), and follow() opens one for what the page shows now
+     (body[data-live-url], data-live-since: when the pane was rendered) once it is in. */
   function retire() {
-    clearTimeout(retryTimer);
     clearTimeout(stableTimer);
-    if (socket) { socket.retired = true; socket.close(); socket = null; }
+    if (socketElement) htmx.swap(socketElement, "", { swapStyle: "delete", swapDelay: 0, settleDelay: 0 });
+    socketElement = wrapper = current = null;
     body.dataset.live = "closed";
   }
 
@@ -156,20 +161,47 @@
     connect();
   }
 
-  /* For tests and the curious: drop the socket as a network failure would. */
+  /* For tests and the curious: drop the socket as a network failure would (the extension reconnects). */
   window.inboxLive = {
-    drop: function () { if (socket) socket.close(); },
+    drop: function () { if (wrapper) { body.dataset.live = "closed"; wrapper.reconnect(); } },
     retire: retire,
   };
+
+  document.addEventListener("htmx:wsConnecting", function () {
+    current = pending;
+    body.dataset.liveAttempts = String(Number(body.dataset.liveAttempts || 0) + 1);
+  });
+  document.addEventListener("htmx:wsOpen", function (event) {
+    if (event.detail.event.target !== current) return;
+    wrapper = event.detail.socketWrapper;
+    body.dataset.live = "open";
+    clearTimeout(stableTimer);
+    stableTimer = setTimeout(function () { attempts = 0; }, STABLE_MS);
+  });
+  document.addEventListener("htmx:wsClose", function (event) {
+    if (event.detail.event.target !== current) return;
+    wrapper = event.detail.socketWrapper;
+    body.dataset.live = "closed";
+    clearTimeout(stableTimer);
+  });
+  // The extension's own swap takes each top-level element of a message as out-of-band and so misses the rows,
+  // which come inside a <template> (table parts parse nowhere else): the message is swapped here instead.
+  document.addEventListener("htmx:wsBeforeMessage", function (event) {
+    event.preventDefault();
+    if (event.target !== socketElement) return;
+    try { apply(event.detail.message); } catch (error) { if (window.console) console.warn("live:", error); }
+  });
 
   function init() {
     document.addEventListener("inbox:pane-loaded", follow);
     applyLocks();
     closeItem();
     if (!window.WebSocket || !window.htmx || !body.dataset.liveUrl) return;
+    htmx.createWebSocket = createSocket;
+    htmx.config.wsReconnectDelay = reconnectDelay;
     connect();
     window.addEventListener("online", function () {
-      if (!socket) { clearTimeout(retryTimer); attempts = 0; connect(); }
+      if (wrapper && body.dataset.live !== "open") { attempts = 0; wrapper.reconnect(); }
     });
   }
 

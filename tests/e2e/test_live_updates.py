@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import httpx
@@ -208,3 +209,24 @@ def test_arrivals_and_departures_are_announced_in_the_lists_live_region(login, p
 
     off_loop(decision_submit, item_id=first.pk, user=alice, status="resolved", payload={"approved": True})
     expect(region).to_have_text("Left the list: “Wire the payment r-1-1?”.", timeout=PUSHED)
+
+
+def test_ticks_the_selected_row_and_focus_outlast_pushed_rows(login, post_item, bob):
+    """The server's fresh rows do not know what this browser ticked, selected or focused: all three survive."""
+    first = post_item("t-1", "r-1", minutes=30).items.get()
+    second = post_item("t-2", "r-2", minutes=40).items.get()
+    page = login(bob)
+    page.set_viewport_size({"width": 1024, "height": 800})  # the list alone
+    open_live(page, "/inbox/")
+    page.locator("body").press("j")
+    page.keyboard.press("x")  # ticks the first row
+    page.keyboard.press("j")  # selects and focuses the second
+    expect(page.locator(f'tr[data-item-id="{second.pk}"] .row-link')).to_be_focused()
+
+    new = post_item("t-3", "r-3", minutes=10).items.get()
+
+    expect(page.locator("tr[data-item-row]").first).to_have_attribute("data-item-id", str(new.pk), timeout=PUSHED)
+    expect(page.locator(f'tr[data-item-id="{first.pk}"] input[data-bulk-select]')).to_be_checked()
+    expect(page.locator(f'tr[data-item-id="{second.pk}"]')).to_have_class(re.compile(r"\bis-selected\b"))
+    expect(page.locator(f'tr[data-item-id="{second.pk}"] .row-link')).to_be_focused()
+    expect(page.locator(f'tr[data-item-id="{new.pk}"] input[data-bulk-select]')).not_to_be_checked()
