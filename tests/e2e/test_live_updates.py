@@ -225,7 +225,7 @@ def test_ticks_the_selected_row_and_focus_outlast_pushed_rows(login, post_item, 
 
     new = post_item("t-3", "r-3", minutes=10).items.get()
 
-    expect(page.locator("tr[data-item-row]").first).to_have_attribute("data-item-id", str(new.pk), timeout=PUSHED)
+    expect(page.locator("tr[data-item-row]").first).to_have_attribute("data-item-id", str(new.pk))
     expect(page.locator(f'tr[data-item-id="{first.pk}"] input[data-bulk-select]')).to_be_checked()
     expect(page.locator(f'tr[data-item-id="{second.pk}"]')).to_have_class(re.compile(r"\bis-selected\b"))
     expect(page.locator(f'tr[data-item-id="{second.pk}"] .row-link')).to_be_focused()
