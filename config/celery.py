@@ -1,8 +1,18 @@
+import logging
 import os
+import time
 from typing import Any
 
 from celery import Celery
-from celery.signals import beat_init, celeryd_init, task_postrun, task_prerun, worker_process_init
+from celery.signals import (
+    beat_init,
+    before_task_publish,
+    celeryd_init,
+    task_postrun,
+    task_prerun,
+    task_received,
+    worker_process_init,
+)
 
 import config.broker  # noqa: F401  (registers the broker transport's name before any connection is made)
 
@@ -71,3 +81,31 @@ def freeze_worker_objects(**kwargs) -> None:
     from config.startup import freeze_loaded_objects
 
     freeze_loaded_objects()
+
+
+# The header that says when a message was published: /healthz reads the age of each queue's oldest (config.health).
+SENT_AT_HEADER = "inbox_sent_at"
+
+log = logging.getLogger(__name__)
+
+
+@before_task_publish.connect
+def stamp_sent_at(headers: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    if headers is not None:
+        headers.setdefault(SENT_AT_HEADER, time.time())
+
+
+@task_received.connect
+def unmark_received(request: Any = None, **kwargs: Any) -> None:
+    """A message sent with a mark (``inbox.core.queue.send_marked``) is no longer waiting in the broker once a worker
+    has it: its mark goes, at once, not when it runs (a message held for its countdown by a worker that then dies
+    must be sent again by the sweep)."""
+    key = (getattr(request, "request_dict", None) or {}).get("inbox_mark")
+    if not key:
+        return
+    from inbox.core.queue import received
+
+    try:
+        received(key, request.id)
+    except Exception:  # noqa: BLE001 - Redis went away: the mark went with it, or lapses
+        log.warning("could not clear the queue mark of %s", request.id, exc_info=True)

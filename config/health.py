@@ -7,8 +7,10 @@ pages answer 503 at once."""
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from django.conf import settings
@@ -27,8 +29,49 @@ class Check:
     reason: str | None = None
 
 
-def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, dict[str, float]]]:
-    """The Redis, worker and beat checks, from one round trip; and, for staff, the heartbeat ages."""
+# kombu's Redis transport keeps a queue's messages in one list per priority step: the name, then name + "\x06\x16" + n.
+_PRIORITY_STEPS = (0, 3, 6, 9)
+
+
+def _queue_keys(name: str) -> list[str]:
+    return [name if step == 0 else f"{name}\x06\x16{step}" for step in _PRIORITY_STEPS]
+
+
+def _sent_at(raw: Any) -> float | None:
+    try:
+        sent = json.loads(raw)["headers"]["inbox_sent_at"]
+    except (TypeError, ValueError, KeyError):
+        return None
+    return float(sent) if isinstance(sent, int | float) else None
+
+
+def _queue_figures(pipe_results: list[Any], names: list[str], now: float) -> dict[str, dict[str, float | int | None]]:
+    """Depth and oldest age per queue from the pipeline's LLEN and LINDEX answers (in ``_queue_keys`` order)."""
+    figures: dict[str, dict[str, float | int | None]] = {}
+    per_queue = 2 * len(_PRIORITY_STEPS)
+    for index, name in enumerate(names):
+        answers = pipe_results[index * per_queue : (index + 1) * per_queue]
+        depth = sum(answer for answer in answers[0::2] if isinstance(answer, int))
+        sent = [at for at in (_sent_at(raw) for raw in answers[1::2] if raw) if at is not None]
+        figures[name] = {"depth": depth, "oldest_seconds": round(now - min(sent), 1) if sent else None}
+    return figures
+
+
+def _queues_check(figures: dict[str, dict[str, float | int | None]]) -> Check:
+    limit = settings.INBOX_QUEUE_DEGRADED_SECONDS
+    behind = [
+        f"{name}: {values['depth']} waiting, the oldest for {values['oldest_seconds']:g} s"
+        for name, values in figures.items()
+        if isinstance(values["oldest_seconds"], float) and values["oldest_seconds"] > limit
+    ]
+    if behind:
+        return Check(DEGRADED, f"delivery is behind (oldest message past {limit:g} s): " + "; ".join(behind))
+    return Check(OK)
+
+
+def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, Any]]:
+    """The Redis, worker, beat and queue checks, from one round trip; and, for staff, the heartbeat ages and the
+    queue figures."""
     stale = heartbeat.stale_after()
     expected_setting = settings.INBOX_EXPECTED_WORKERS
     window = 3600.0 if expected_setting else settings.INBOX_WORKER_EXPECTED_WINDOW_SECONDS
@@ -38,7 +81,12 @@ def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, dict[str, float
         pipe.set(heartbeat.key("health-probe"), str(now), px=60_000)
         pipe.zrangebyscore(heartbeat.key("worker"), now - window, "+inf", withscores=True)
         pipe.zrevrange(heartbeat.key("beat"), 0, 0, withscores=True)
-        written, workers_seen, beat_newest = pipe.execute(raise_on_error=False)
+        queue_names = [queue.name for queue in settings.CELERY_TASK_QUEUES]
+        for name in queue_names:
+            for queue_key in _queue_keys(name):
+                pipe.llen(queue_key)
+                pipe.lindex(queue_key, -1)  # kombu pushes on the left and takes from the right: the oldest
+        written, workers_seen, beat_newest, *queue_answers = pipe.execute(raise_on_error=False)
     except redis.RedisError as exc:  # cannot talk to Redis at all
         down = Check(DOWN, "Redis is down, so no heartbeat can be read")
         return {"redis": Check(DOWN, error_text(exc)), "worker": down, "beat": down}, {}
@@ -71,9 +119,12 @@ def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, dict[str, float
     else:
         since = f"last one {beat_age:g} s ago" if beat_age is not None else "none recorded"
         checks["beat"] = Check(DOWN, f"no beat heartbeat within {stale:g} s ({since})")
+    figures = _queue_figures(queue_answers, queue_names, now)
+    checks["queues"] = _queues_check(figures)
     heartbeats = {
         "worker": ages,
         "beat": {"newest": beat_age} if beat_age is not None else {},
+        "queues": figures,
     }
     return checks, heartbeats
 
@@ -118,6 +169,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     }
     if database_error is None and _is_staff(request):
         body["details"] = {name: check.reason for name, check in checks.items() if check.reason}
+        body["queues"] = heartbeats.pop("queues", {})
         body["heartbeats"] = heartbeats
         body["expected_workers"] = settings.INBOX_EXPECTED_WORKERS or len(heartbeats.get("worker", {}))
         body["embedded_redis"] = settings.EMBEDDED_REDIS

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from config import queues
+
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
 COLORS = ["\033[36m", "\033[35m", "\033[33m", "\033[32m", "\033[34m"]
@@ -343,6 +345,7 @@ def main() -> int:
             "--workers",
             str(web_processes()),
         ],
+        # Every queue, deadlines included (a free process takes whatever is waiting)...
         "worker": [
             PY,
             "-m",
@@ -352,8 +355,26 @@ def main() -> int:
             "worker",
             f"--loglevel={log_level}",
             "--concurrency=2",
+            "-Q",
+            ",".join(queues.every()),
             "-n",
             f"worker-{port}@%h",
+        ],
+        # ...and one process for the deadlines alone: Redis serves a worker's queues in turn, not in -Q order, so
+        # only a worker of their own never makes an expiry or an escalation wait behind a resume or an e-mail.
+        "deadlines": [
+            PY,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            f"--loglevel={log_level}",
+            "--pool=solo",
+            "-Q",
+            queues.name("deadlines"),
+            "-n",
+            f"deadlines-{port}@%h",
         ],
         "beat": [
             PY,

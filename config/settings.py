@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+from kombu import Exchange, Queue
 
-from config import embedded_redis
+from config import embedded_redis, queues
 from config.env import ImproperEnv, env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -150,7 +151,40 @@ CELERY_DB_REUSE_MAX = 1000
 # purge or throttle reset never touches another's.
 _TEST_PROCESS = "-" + env_str("PYTEST_XDIST_WORKER") if env_str("PYTEST_XDIST_WORKER") else ""
 CHANNELS_PREFIX = env_str("CHANNELS_PREFIX", "inbox") + _TEST_PROCESS
-CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "inbox") + _TEST_PROCESS
+CELERY_QUEUE_PREFIX = queues.prefix()  # CELERY_QUEUE, and the test process as above
+# Tasks go to a queue by urgency (docs/operations.md): a deadline never waits behind a backlog of resumes, e-mails or a
+# backtest. Redis serves a worker's queues in turn (kombu rotates them), never in -Q order: only a worker of its own
+# keeps the deadlines queue on time, and `make run` starts one (config/launcher.py). The default queue takes any task
+# not named here.
+CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_PREFIX
+INBOX_QUEUES = {kind: queues.name(kind) for kind in queues.KINDS}
+# A worker started without -Q consumes every queue.
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name, type="direct"), routing_key=name) for name in [CELERY_QUEUE_PREFIX, *INBOX_QUEUES.values()]
+]
+_ROUTED = {
+    "deadlines": [
+        "inbox.tasks.expire_stale_items",
+        "inbox.notifications.escalate",
+        "inbox.tasks.wake_snoozed_items",
+        "inbox.tasks.send_expiry_reminders",
+        "inbox.tasks.requeue_stuck_resumes",
+        "inbox.tasks.requeue_stalled_backtests",
+    ],
+    "resumes": ["inbox.tasks.dispatch_resume", "inbox.tasks.start_run"],
+    "notifications": [
+        "inbox.notifications.announce_new_runs",
+        "inbox.notifications.notify_missed_runs",
+        "inbox.notifications.deliver_webhook",
+        "inbox.notifications.notify_superseded",
+    ],
+    "batch": ["inbox.tasks.backtest_policy", "inbox.notifications.send_digests"],
+}
+CELERY_TASK_ROUTES: dict[str, dict[str, str]] = {
+    name: {"queue": INBOX_QUEUES[kind]} for kind, names in _ROUTED.items() for name in names
+}
+# Any other notification task (by its name's prefix) is a notification too.
+CELERY_TASK_ROUTES["inbox.notifications.*"] = {"queue": INBOX_QUEUES["notifications"]}
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 CHANNEL_LAYERS: dict[str, dict[str, Any]] = {
@@ -217,10 +251,10 @@ EMAIL_TIMEOUT = env_float("EMAIL_TIMEOUT", 10.0)
 # --- The product's own knobs ------------------------------------------------------------------
 INBOX_INGEST_MAX_BYTES = env_int("INBOX_INGEST_MAX_BYTES", 1024 * 1024)
 INBOX_MAX_INTERRUPTS_PER_RUN = env_int("INBOX_MAX_INTERRUPTS_PER_RUN", 100)
-INBOX_EXPIRE_SWEEP_SECONDS = env_float("INBOX_EXPIRE_SWEEP_SECONDS", 10.0)
+INBOX_EXPIRE_SWEEP_SECONDS = env_float("INBOX_EXPIRE_SWEEP_SECONDS", 2.0)
 INBOX_REMINDER_LEAD_SECONDS = env_int("INBOX_REMINDER_LEAD_SECONDS", 600)
 # How often beat fires the escalation rules that are due and hands away people's items to their delegates.
-INBOX_ESCALATION_SWEEP_SECONDS = env_float("INBOX_ESCALATION_SWEEP_SECONDS", 30.0)
+INBOX_ESCALATION_SWEEP_SECONDS = env_float("INBOX_ESCALATION_SWEEP_SECONDS", 2.0)
 INBOX_RESUME_BACKOFF_BASE = env_float("INBOX_RESUME_BACKOFF_BASE", 2.0)
 INBOX_RESUME_BACKOFF_CAP = env_float("INBOX_RESUME_BACKOFF_CAP", 300.0)
 INBOX_AGENT_CONNECT_TIMEOUT = env_float("INBOX_AGENT_CONNECT_TIMEOUT", 5.0)
@@ -266,8 +300,13 @@ INBOX_RECOVERY_SWEEP_SECONDS = env_float("INBOX_RECOVERY_SWEEP_SECONDS", 5.0)
 # A queued or running policy backtest without progress for this long lost its worker or its queue message: the
 # recovery sweep queues it again (inbox/policies/backtest.py). Reading one chunk of items takes well under it.
 INBOX_BACKTEST_STALL_SECONDS = env_float("INBOX_BACKTEST_STALL_SECONDS", 300.0)
-# A pending resume this overdue lost its queue message (Redis restarted empty): queue it again.
+# A pending resume this overdue whose message is no longer in the broker (inbox.core.queue) is queued again.
 INBOX_RESUME_REQUEUE_GRACE_SECONDS = env_float("INBOX_RESUME_REQUEUE_GRACE_SECONDS", 10.0)
+# How long the broker-side mark of a queued message lives if no worker receives it (inbox.core.queue): a message
+# waiting longer than this is taken for lost and its row queued again once.
+INBOX_QUEUE_MARK_SECONDS = env_float("INBOX_QUEUE_MARK_SECONDS", 3600.0)
+# /healthz calls a queue degraded when its oldest message has waited longer than this (config/health.py).
+INBOX_QUEUE_DEGRADED_SECONDS = env_float("INBOX_QUEUE_DEGRADED_SECONDS", 60.0)
 # What the inbox reads from an agent (resumes, inbox-started runs): an overall deadline and byte caps.
 INBOX_AGENT_STREAM_DEADLINE = env_float("INBOX_AGENT_STREAM_DEADLINE", 120.0)
 INBOX_AGENT_REPLY_MAX_BYTES = env_int("INBOX_AGENT_REPLY_MAX_BYTES", 20 * 1024 * 1024)
@@ -310,6 +349,10 @@ CELERY_BEAT_SCHEDULE = {
     },
     "escalate-open-items": {"task": "inbox.notifications.escalate", "schedule": INBOX_ESCALATION_SWEEP_SECONDS},
 }
+# A sweep's message not started within its period is dropped by the worker that takes it: the next one does its work,
+# so a queue that is behind never holds more than one pending copy of a sweep per period.
+for _entry in CELERY_BEAT_SCHEDULE.values():
+    _entry["options"] = {"expires": float(_entry["schedule"])}
 
 LOGGING: dict[str, Any] = {
     "version": 1,

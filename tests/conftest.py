@@ -306,7 +306,7 @@ def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerPro
             "--pool=solo",
             "--loglevel=INFO",
             "-Q",
-            settings.CELERY_TASK_DEFAULT_QUEUE,
+            ",".join(queue.name for queue in settings.CELERY_TASK_QUEUES),
             "-n",
             f"test-{os.getpid()}-{len(started)}@%h",
         ]

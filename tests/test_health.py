@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from kombu import Queue
 
 from config import heartbeat
 from tests.agent_servers import wait_for
@@ -22,8 +23,11 @@ from tests.helpers.redis_server import RedisServer
 @pytest.fixture
 def own_heartbeats(settings) -> Iterator[None]:
     settings.CELERY_TASK_DEFAULT_QUEUE = f"health-{uuid.uuid4().hex[:8]}"
+    # Queues of its own too: what other tests left queued is not this test's backlog.
+    settings.CELERY_TASK_QUEUES = [Queue(f"{settings.CELERY_TASK_DEFAULT_QUEUE}-{kind}") for kind in ("a", "b")]
     yield
     heartbeat.client().delete(heartbeat.key("worker"), heartbeat.key("beat"), heartbeat.key("health-probe"))
+    heartbeat.client().delete(*(queue.name for queue in settings.CELERY_TASK_QUEUES))
 
 
 def _beat(kind: str, name: str, seconds_ago: float = 0) -> None:
@@ -36,7 +40,14 @@ def test_it_answers_503_naming_the_worker_and_beat_when_none_runs(client, own_he
     body = response.json()
     assert response.status_code == 503 and response["Retry-After"]
     assert body["down"] == ["worker", "beat"] and body["status"] == "down"
-    assert body["checks"] == {"database": "ok", "redis": "ok", "worker": "down", "beat": "down", "notices": "ok"}
+    assert body["checks"] == {
+        "database": "ok",
+        "redis": "ok",
+        "worker": "down",
+        "beat": "down",
+        "queues": "ok",
+        "notices": "ok",
+    }
     assert set(body) == {"status", "down", "degraded", "checks"}  # nothing more for anonymous callers
 
 
@@ -81,6 +92,32 @@ def test_the_expected_number_of_workers_can_be_set(client, settings, own_heartbe
     _beat("beat", "beat@host")
     body = client.get("/healthz").json()
     assert body["checks"]["worker"] == "degraded"
+
+
+@pytest.mark.django_db
+def test_it_reports_each_queues_depth_and_age_and_a_backlog_past_the_setting_is_degraded(
+    client, settings, staff, own_heartbeats
+):
+    from config.celery import app
+
+    _beat("worker", "alive@host")
+    _beat("beat", "beat@host")
+    waiting, idle = (queue.name for queue in settings.CELERY_TASK_QUEUES)
+    for resume_id in range(3):
+        app.send_task("inbox.tasks.dispatch_resume", args=[resume_id], queue=waiting)
+    body = client.get("/healthz").json()
+    assert body["status"] == "ok" and body["checks"]["queues"] == "ok"  # 3 waiting for under a minute: not behind
+
+    settings.INBOX_QUEUE_DEGRADED_SECONDS = 0.05
+    time.sleep(0.1)
+    response = client.get("/healthz")
+    assert response.status_code == 200  # behind is not down: the web process serves
+    assert response.json()["degraded"] == ["queues"] and "queues" not in response.json()
+    client.force_login(staff)
+    body = client.get("/healthz").json()
+    assert body["queues"][waiting]["depth"] == 3 and body["queues"][waiting]["oldest_seconds"] >= 0.1
+    assert body["queues"][idle] == {"depth": 0, "oldest_seconds": None}
+    assert body["details"]["queues"].startswith(f"delivery is behind (oldest message past 0.05 s): {waiting}: 3 waiting")
 
 
 @pytest.mark.django_db
@@ -129,7 +166,14 @@ def test_a_redis_that_refuses_writes_is_down(client, staff, redis_out_of_memory)
 def test_it_answers_200_with_a_live_worker_and_beat(start_worker, client):
     worker = start_worker(beat=True)
     response = wait_for(lambda: (r := client.get("/healthz")).status_code == 200 and r, what="a healthy inbox")
-    assert response.json()["checks"] == {"database": "ok", "redis": "ok", "worker": "ok", "beat": "ok", "notices": "ok"}
+    assert response.json()["checks"] == {
+        "database": "ok",
+        "redis": "ok",
+        "worker": "ok",
+        "beat": "ok",
+        "queues": "ok",
+        "notices": "ok",
+    }
     worker.process.terminate()
     worker.process.wait(timeout=15)
     # A worker stopping cleanly removes its heartbeat at once: not expected any more, so down, not degraded.

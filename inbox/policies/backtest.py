@@ -20,7 +20,7 @@ from django.utils import timezone
 from agents.models import Agent
 from inbox import limits
 from inbox.core.errors import ApplicationError
-from inbox.core.queue import send_on_commit
+from inbox.core.queue import send_on_commit, waiting
 from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.schema import policy_matcher
@@ -131,8 +131,13 @@ def backtest_start(
             finished_at=timezone.now(),
         )
 
-    send_on_commit("inbox.tasks.backtest_policy", [backtest.pk], when_unqueued=unqueued)
+    send_on_commit("inbox.tasks.backtest_policy", [backtest.pk], when_unqueued=unqueued, mark=_mark(backtest.pk))
     return backtest
+
+
+def _mark(backtest_id: int) -> str:
+    """The mark a backtest's message is recorded under while it waits in the broker (``inbox.core.queue``)."""
+    return f"backtest:{backtest_id}"
 
 
 class _Superseded(Exception):
@@ -166,18 +171,25 @@ BACKTEST_MAX_ATTEMPTS = 3
 def backtest_requeue_stalled() -> list[int]:
     """Beat's recovery sweep: queue again each unfinished backtest without progress for
     ``INBOX_BACKTEST_STALL_SECONDS``: a running one (its worker died) from the start, under the next attempt; a
-    pending one (its queue message was lost) as it is. A reading that stalled ``BACKTEST_MAX_ATTEMPTS`` times
+    pending one (its queue message was lost, not one still waiting in its queue) as it is. A reading that stalled ``BACKTEST_MAX_ATTEMPTS`` times
     fails. Returns the ids queued again (a queue that is unreachable now is tried at the next stall)."""
     now = timezone.now()
     stalled = PolicyBacktest.objects.filter(
         state__in=[PolicyBacktest.State.PENDING, PolicyBacktest.State.RUNNING],
         progress_at__lt=now - timedelta(seconds=settings.INBOX_BACKTEST_STALL_SECONDS),
     )
-    queued = []
-    for pk in stalled.values_list("pk", flat=True):
+    queued: list[int] = []
+    found = list(stalled.values_list("pk", flat=True))
+    try:  # a pending one still waiting in a long queue has not stalled: it is left alone
+        in_queue = {int(mark.split(":")[1]) for mark in waiting(_mark(pk) for pk in found)}
+    except Exception:  # noqa: BLE001 - Redis is unreachable: nothing can be queued now; the next sweep tries again
+        return queued
+    for pk in found:
         with transaction.atomic():
             backtest = PolicyBacktest.objects.select_for_update().filter(pk=pk).first()
             if backtest is None or backtest.is_finished:
+                continue
+            if backtest.state == PolicyBacktest.State.PENDING and pk in in_queue:
                 continue
             if backtest.state == PolicyBacktest.State.PENDING:  # its queue message was lost: no reading to undo
                 PolicyBacktest.objects.filter(pk=pk).update(progress_at=now)
@@ -195,7 +207,7 @@ def backtest_requeue_stalled() -> list[int]:
                     state=PolicyBacktest.State.PENDING, attempt=backtest.attempt + 1, progress_at=now, scanned=0
                 )
                 log.warning("backtest %s stopped making progress: started again", pk)
-            send_on_commit("inbox.tasks.backtest_policy", [pk], when_unqueued=lambda: None)
+            send_on_commit("inbox.tasks.backtest_policy", [pk], when_unqueued=lambda: None, mark=_mark(pk))
             queued.append(pk)
     return queued
 

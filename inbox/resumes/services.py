@@ -23,6 +23,7 @@ from inbox.audit.record import Actor, audit
 from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error, record_resume
 from inbox.core import queue
 from inbox.core.errors import ApplicationError
+from inbox.core.queue import send_marked, waiting
 from inbox.ingest.services import run_ingest
 from inbox.live import push as live
 from inbox.models import AuditEvent, Decision, InboxItem, Resume, Run
@@ -73,11 +74,16 @@ def _move(
         resume_failed.send(sender=Resume, resume=row)
 
 
+def dispatch_mark(resume_id: int) -> str:
+    """The mark a resume's dispatch message is recorded under while it waits in the broker (``inbox.core.queue``)."""
+    return f"resume:{resume_id}"
+
+
 def _queue_dispatch(resume_id: int, *, countdown: float | None = None) -> None:
 
     def send() -> None:
         try:
-            dispatch_resume.apply_async(args=[resume_id], countdown=countdown)
+            send_marked(dispatch_resume.name, [resume_id], mark=dispatch_mark(resume_id), countdown=countdown)
         except Exception:  # the broker is down: the beat sweep re-queues pending rows
             log.exception("could not queue dispatch of resume %s; beat will pick it up", resume_id)
 
@@ -254,7 +260,7 @@ def resume_dispatch(*, resume_id: int) -> str:
             .values_list("next_attempt_at", flat=True)
             .first()
         )
-        if due is not None:
+        if due is not None and not _waiting([resume_id], unknown=set()):  # unless another message of it waits
             _queue_dispatch(resume_id, countdown=(due - now).total_seconds())
         return "not claimed"
     try:
@@ -537,14 +543,24 @@ def resume_requeue_stuck() -> int:
                 _move(row, Resume.State.PENDING, note, verb="resume.requeued", data=data, next_attempt_at=now)
                 _queue_dispatch(row.pk)
                 queued += 1
-    # A pending row whose dispatch should have run a while ago lost its task message (Redis restarted
-    # empty, a commit hook that could not reach the broker): queue it again, and note when, so a row is
-    # re-queued at most once per grace period. A duplicate message is harmless (the claim is conditional).
+    # A pending row whose dispatch should have run a while ago and has no message left in the broker lost it
+    # (Redis restarted empty, a commit hook that could not reach the broker, a worker that died holding it for its
+    # countdown): queue it again, and note when, so a row is re-queued at most once per grace period. A row whose
+    # message is still waiting in a long queue is left alone: the backlog never feeds itself.
     cutoff = now - timedelta(seconds=settings.INBOX_RESUME_REQUEUE_GRACE_SECONDS)
-    overdue = Resume.objects.filter(state=Resume.State.PENDING).filter(
-        Q(next_attempt_at__lt=cutoff) | Q(next_attempt_at__isnull=True, updated_at__lt=cutoff)
+    overdue = list(
+        Resume.objects.filter(state=Resume.State.PENDING)
+        .filter(Q(next_attempt_at__lt=cutoff) | Q(next_attempt_at__isnull=True, updated_at__lt=cutoff))
+        .values_list("pk", "next_attempt_at")
     )
-    for pk, due in overdue.values_list("pk", "next_attempt_at"):
+    try:
+        still_queued = _waiting([pk for pk, _ in overdue])
+    except Exception:  # noqa: BLE001 - Redis is unreachable: nothing can be queued now; the next sweep tries again
+        log.warning("the broker cannot be read: %d overdue resume(s) left for the next sweep", len(overdue))
+        return queued
+    for pk, due in overdue:
+        if pk in still_queued:
+            continue
         with transaction.atomic():
             if Resume.objects.filter(pk=pk, state=Resume.State.PENDING, next_attempt_at=due).update(
                 next_attempt_at=now
@@ -552,6 +568,18 @@ def resume_requeue_stuck() -> int:
                 _queue_dispatch(pk)
                 queued += 1
     return queued
+
+
+def _waiting(resume_ids: list[int], *, unknown: set[int] | None = None) -> set[int]:
+    """The resumes among ``resume_ids`` whose dispatch message is in the broker, not yet received by a worker.
+    When Redis cannot be read: ``unknown`` if given, else the error."""
+    marks = {dispatch_mark(pk): pk for pk in resume_ids}
+    try:
+        return {marks[mark] for mark in waiting(marks)}
+    except Exception:
+        if unknown is None:
+            raise
+        return unknown
 
 
 @transaction.atomic

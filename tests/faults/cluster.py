@@ -19,6 +19,8 @@ from pathlib import Path
 
 import httpx
 
+from config.queues import KINDS
+
 ROOT = Path(__file__).resolve().parents[2]
 PY = sys.executable
 
@@ -215,7 +217,8 @@ class Cluster:
 
     def _worker(self, index: int) -> Proc:
         command = [PY, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO"]
-        command += ["-Q", self.env["CELERY_QUEUE"], "-n", f"faults{index}-{os.getpid()}@%h"]
+        tag = self.env["CELERY_QUEUE"]
+        command += ["-Q", ",".join([tag, *(f"{tag}-{kind}" for kind in KINDS)]), "-n", f"faults{index}-{os.getpid()}@%h"]
         return Proc(f"worker{index}", command, self.logs / f"worker{index}.log", self.env)
 
     def web_url(self, index: int) -> str:
