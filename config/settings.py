@@ -160,7 +160,8 @@ CELERY_TASK_DEFAULT_QUEUE = CELERY_QUEUE_PREFIX
 INBOX_QUEUES = {kind: queues.name(kind) for kind in queues.KINDS}
 # A worker started without -Q consumes every queue.
 CELERY_TASK_QUEUES = [
-    Queue(name, Exchange(name, type="direct"), routing_key=name) for name in [CELERY_QUEUE_PREFIX, *INBOX_QUEUES.values()]
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in [CELERY_QUEUE_PREFIX, *INBOX_QUEUES.values()]
 ]
 _ROUTED = {
     "deadlines": [

@@ -279,7 +279,8 @@ class WorkerProcess:
 
 @pytest.fixture
 def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerProcess]]:
-    """Start real Celery worker processes (optionally with beat) on the test database and Redis."""
+    """Start real Celery worker processes (optionally with beat) on the test database and Redis, consuming every
+    queue of the inbox or the ``queues`` given."""
     from django.conf import settings
 
     started: list[WorkerProcess] = []
@@ -290,7 +291,9 @@ def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerPro
 
     app.control.purge()
 
-    def start(*, beat: bool = False, extra_env: dict[str, str] | None = None) -> WorkerProcess:
+    def start(
+        *, beat: bool = False, extra_env: dict[str, str] | None = None, queues: list[str] | None = None
+    ) -> WorkerProcess:
         env = {**os.environ, "DATABASE_URL": _test_database_url(), "INBOX_VAR_DIR": str(settings.VAR_DIR)}
         if not settings.EMBEDDED_REDIS:
             env["REDIS_URL"] = settings.REDIS_URL
@@ -306,7 +309,7 @@ def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerPro
             "--pool=solo",
             "--loglevel=INFO",
             "-Q",
-            ",".join(queue.name for queue in settings.CELERY_TASK_QUEUES),
+            ",".join(queues or [queue.name for queue in settings.CELERY_TASK_QUEUES]),
             "-n",
             f"test-{os.getpid()}-{len(started)}@%h",
         ]

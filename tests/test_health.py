@@ -117,7 +117,9 @@ def test_it_reports_each_queues_depth_and_age_and_a_backlog_past_the_setting_is_
     body = client.get("/healthz").json()
     assert body["queues"][waiting]["depth"] == 3 and body["queues"][waiting]["oldest_seconds"] >= 0.1
     assert body["queues"][idle] == {"depth": 0, "oldest_seconds": None}
-    assert body["details"]["queues"].startswith(f"delivery is behind (oldest message past 0.05 s): {waiting}: 3 waiting")
+    assert body["details"]["queues"].startswith(
+        f"delivery is behind (oldest message past 0.05 s): {waiting}: 3 waiting"
+    )
 
 
 @pytest.mark.django_db

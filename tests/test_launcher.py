@@ -139,7 +139,7 @@ def test_the_launcher_leaves_no_process_behind(tmp_path, signum, times, web_proc
         assert _wait_for(healthy, 240), f"/healthz never answered 200:\n{log_path.read_text()[-3000:]}"
         children = _descendants(launcher.pid)
         commands = " | ".join(_still_running(children).values())
-        for part in ("uvicorn", "worker", "beat", "agents.demo", "redis"):
+        for part in ("uvicorn", "worker", "-deadlines", "beat", "agents.demo", "redis"):
             assert part in commands, f"no {part} among the launcher's children: {commands}"
         if web_processes:  # uvicorn's supervisor and its worker processes (multiprocessing spawns them)
             assert f"--workers {web_processes}" in commands
@@ -189,7 +189,9 @@ def test_killing_make_stops_everything_and_a_child_that_dies_is_started_again(tm
         children = _descendants(make.pid)
         table = _process_table()
         workers = {
-            pid for pid, command in _still_running(children).items() if " worker " in command and "celery" in command
+            pid
+            for pid, command in _still_running(children).items()
+            if " worker " in command and "celery" in command and "-n worker-" in command
         }
         # The worker's main process is the one whose parent is no worker (its pool processes are its children);
         # pids wrap around on a busy machine, so which started first cannot be read off their numbers.

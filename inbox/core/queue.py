@@ -39,7 +39,9 @@ def send_marked(name: str, args: list[Any], *, mark: str, countdown: float | Non
     client = None
     try:
         client = _redis()
-        client.pipeline(transaction=False).sadd(key, task_id).expire(key, int(settings.INBOX_QUEUE_MARK_SECONDS)).execute()
+        client.pipeline(transaction=False).sadd(key, task_id).expire(
+            key, int(settings.INBOX_QUEUE_MARK_SECONDS)
+        ).execute()
     except Exception:  # noqa: BLE001 - Redis refuses: publishing will say so, or the sweep sends it again once
         log.warning("could not mark the message of %s%s", name, tuple(args), exc_info=True)
     try:
@@ -73,9 +75,7 @@ def waiting(marks: Iterable[str]) -> set[str]:
     return found
 
 
-def send_on_commit(
-    name: str, args: list[Any], *, when_unqueued: Callable[[], None], mark: str | None = None
-) -> None:
+def send_on_commit(name: str, args: list[Any], *, when_unqueued: Callable[[], None], mark: str | None = None) -> None:
     """Send task ``name`` after the commit (recorded under ``mark``, if given: ``send_marked``). When the broker is
     down, ``when_unqueued`` records it on the row (so a progress page says so rather than wait for ever)."""
 

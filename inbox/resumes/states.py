@@ -51,6 +51,10 @@ def error_in_words(error: str) -> str:
     return error
 
 
+# Answers ahead are counted up to this many ("10,000+ ahead"): the count stays cheap however long the backlog.
+AHEAD_COUNTED = 10_000
+
+
 @dataclass(frozen=True)
 class Delivery:
     state: str
@@ -58,6 +62,16 @@ class Delivery:
     last_error: str = ""
     next_try_at: datetime | None = None
     delivered_at: datetime | None = None
+    ahead: int | None = None  # due and not yet sent: the answers due before it that also wait to be sent
+
+    @property
+    def behind(self) -> bool:
+        """Due, and waiting behind other answers: delivery is behind."""
+        return self.state in (QUEUED, RETRYING) and bool(self.ahead)
+
+    @property
+    def ahead_words(self) -> str:
+        return f"{self.ahead:,}{'+' if (self.ahead or 0) >= AHEAD_COUNTED else ''}"
 
     @property
     def attempt(self) -> int:
@@ -74,6 +88,8 @@ class Delivery:
 
     @property
     def label(self) -> str:
+        if self.behind:
+            return f"Waiting to send: {self.ahead_words} ahead"
         return {
             WAITING: "Waiting for the run",
             QUEUED: "Queued",
@@ -89,6 +105,15 @@ class Delivery:
     @property
     def sentence(self) -> str:
         """One plain sentence (or two) on where the answer is, with the reason when it did not arrive."""
+        if self.behind:
+            waiting = (
+                f"Delivery is behind: {self.ahead_words} answer{'s' if self.ahead != 1 else ''} due before this one "
+                "wait to be sent first; it goes as soon as a worker reaches it."
+            )
+            if self.state == RETRYING:
+                failed = error_in_words(self.last_error) or "no reason recorded"
+                return f"Attempt {self.attempts} did not reach the agent: {failed}. {waiting}"
+            return waiting
         tries = f" after {self.attempts} attempt{'s' if self.attempts != 1 else ''}" if self.attempts else ""
         error = error_in_words(self.last_error)
         when = (
@@ -125,6 +150,7 @@ class Delivery:
             "nextTryAt": self.next_try_at.isoformat() if self.next_try_at else None,
             "deliveredAt": self.delivered_at.isoformat() if self.delivered_at else None,
             "needsPerson": self.needs_person,
+            "ahead": self.ahead,
         }
 
 
@@ -140,18 +166,26 @@ def delivery_from(
     """The delivery a resume row in ``state`` (None: the run has none) stands for."""
     attempts = attempts or 0
 
-    def delivery(key: str, next_try_at: datetime | None = None) -> Delivery:
+    def delivery(key: str, next_try_at: datetime | None = None, ahead: int | None = None) -> Delivery:
         return Delivery(
-            key, attempts=attempts, last_error=last_error or "", next_try_at=next_try_at, delivered_at=delivered_at
+            key,
+            attempts=attempts,
+            last_error=last_error or "",
+            next_try_at=next_try_at,
+            delivered_at=delivered_at,
+            ahead=ahead,
         )
 
     if state is None:
         return delivery(WAITING if run_has_open else NONE)
     if state == Resume.State.PENDING:
+        now = timezone.now()
+        due = next_attempt_at is not None and next_attempt_at <= now
+        ahead = answers_ahead(next_attempt_at) if due and next_attempt_at is not None else None
         if attempts:
-            return delivery(RETRYING, next_try_at=next_attempt_at)
-        held = next_attempt_at if next_attempt_at is not None and next_attempt_at > timezone.now() else None
-        return delivery(QUEUED, next_try_at=held)
+            return delivery(RETRYING, next_try_at=next_attempt_at, ahead=ahead)
+        held = next_attempt_at if next_attempt_at is not None and next_attempt_at > now else None
+        return delivery(QUEUED, next_try_at=held, ahead=ahead)
     keys: dict[str, str] = {
         Resume.State.SENDING: SENDING,
         Resume.State.DELIVERED: DELIVERED,
@@ -160,6 +194,13 @@ def delivery_from(
         Resume.State.EXPIRED: EXPIRED,
     }
     return delivery(keys.get(state, state))
+
+
+def answers_ahead(due: datetime) -> int:
+    """How many answers due before ``due`` wait to be sent (pending, not yet claimed by a worker), counted up to
+    ``AHEAD_COUNTED`` (on the index of ``(state, next_attempt_at)``)."""
+    earlier = Resume.objects.filter(state=Resume.State.PENDING, next_attempt_at__lt=due).values("pk")
+    return earlier[:AHEAD_COUNTED].count()
 
 
 def delivery_of_resume(resume: Resume | None, *, run_has_open: bool = False) -> Delivery:

@@ -218,7 +218,12 @@ class Cluster:
     def _worker(self, index: int) -> Proc:
         command = [PY, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--loglevel=INFO"]
         tag = self.env["CELERY_QUEUE"]
-        command += ["-Q", ",".join([tag, *(f"{tag}-{kind}" for kind in KINDS)]), "-n", f"faults{index}-{os.getpid()}@%h"]
+        command += [
+            "-Q",
+            ",".join([tag, *(f"{tag}-{kind}" for kind in KINDS)]),
+            "-n",
+            f"faults{index}-{os.getpid()}@%h",
+        ]
         return Proc(f"worker{index}", command, self.logs / f"worker{index}.log", self.env)
 
     def web_url(self, index: int) -> str:

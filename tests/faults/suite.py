@@ -39,6 +39,7 @@ from typing import Any
 
 import httpx
 
+from tests.faults.burst_scenarios import BurstScenarios
 from tests.faults.cluster import Cluster, wait_until
 from tests.faults.delivery_scenarios import DeliveryScenarios
 from tests.faults.health_scenarios import HealthScenarios
@@ -91,7 +92,7 @@ class Row:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenarios):
+class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenarios, BurstScenarios):
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.http = httpx.Client(timeout=20, trust_env=False)
@@ -624,6 +625,8 @@ SCENARIOS = [
     "make_killed",
     "live_page_through_redis_outage",
     *NOTICE_SCENARIOS,
+    "burst_worker_killed",
+    "burst_redis_restarted_empty",
 ]
 
 

@@ -11,12 +11,15 @@ from datetime import timedelta
 
 import pytest
 import time_machine
+from django.core.cache import caches
 from django.utils import timezone
 
+from config.celery import app
+from inbox.core.queue import mark_key
 from inbox.decisions.services import decision_submit
 from inbox.ingest.start import run_start
 from inbox.models import AuditEvent, InboxItem, Resume, Run
-from inbox.resumes.services import resume_dispatch, resume_requeue_stuck, resume_retry
+from inbox.resumes.services import dispatch_mark, resume_dispatch, resume_requeue_stuck, resume_retry
 from tests.agent_servers import Reply
 from tests.conftest import load_events
 
@@ -349,8 +352,10 @@ def test_a_pending_resume_whose_queue_message_was_lost_is_queued_again_once_per_
     run = start(demo.agent, alice, "email")
     approve(items(run)[0], alice)
     resume = resume_of(run)
-    # Its dispatch message died with Redis: nothing will run it, however long we wait.
     later = timezone.now() + timedelta(seconds=11)
+    # Its dispatch message died with Redis (and its mark with it): nothing will run it, however long we wait.
+    app.control.purge()
+    caches["shared"]._cache.get_client(write=True).delete(mark_key(dispatch_mark(resume.pk)))
     with time_machine.travel(later, tick=False):
         assert resume_requeue_stuck() == 1  # INBOX_RESUME_REQUEUE_GRACE_SECONDS (10) past due
         assert resume_requeue_stuck() == 0  # once per grace period, not once per sweep
