@@ -39,7 +39,7 @@ class _QueueWatch:
         self.client = redis.Redis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
         self.names = [tag, *(f"{tag}-{kind}" for kind in KINDS)]
         self.threads = threads
-        self.deepest = 0
+        self.deepest: dict[str, int] = {}
         self.excess = 0
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
@@ -52,11 +52,12 @@ class _QueueWatch:
         self.stop.set()
         self.thread.join(timeout=10)
 
-    def _dispatches(self) -> tuple[int, int]:
-        depth = dispatches = 0
+    def _dispatches(self) -> tuple[dict[str, int], int]:
+        depth: dict[str, int] = {}
+        dispatches = 0
         for name in self.names:
             messages = self.client.lrange(name, 0, -1)
-            depth = max(depth, len(messages))
+            depth[name] = len(messages)
             for raw in messages:
                 message = json.loads(raw)
                 if message["headers"].get("task") == "inbox.tasks.dispatch_resume":
@@ -81,7 +82,8 @@ class _QueueWatch:
                     continue  # Redis is down (the fault): nothing to sample
                 close_old_connections()
                 pending = Resume.objects.filter(thread__thread_id__in=self.threads, state="pending").count()
-                self.deepest = max(self.deepest, depth)
+                for name, count in depth.items():
+                    self.deepest[name] = max(self.deepest.get(name, 0), count)
                 self.excess = max(self.excess, dispatches - pending)
         finally:
             from django.db import connection
@@ -135,13 +137,15 @@ class BurstScenarios:
             took = self.settle(row, timeout=DRAIN_TIMEOUT)
         self.pace(0)
         drain = time.monotonic() - last_decision
+        tag = self.cluster.env["CELERY_QUEUE"]
+        deepest = ", ".join(f"{name.removeprefix(tag + '-')} {count}" for name, count in watch.deepest.items() if count)
         close_old_connections()
         states = list(Resume.objects.filter(thread__thread_id__in=threads).values_list("state", flat=True))
         record = self.demo_record()
         sent = sum(1 for request in record["requests"] if request.get("resume") and request["threadId"] in threads)
         row.recovery = (
-            f"sent {sent} for {states.count('delivered')} delivered; deepest queue {watch.deepest}, dispatch "
-            f"messages at most pending + {max(watch.excess, 0)}; drained {drain:.0f} s after the last decision"
+            f"sent {sent} for {states.count('delivered')} delivered; deepest queue: {deepest}; dispatch messages at "
+            f"most pending + {max(watch.excess, 0)}; drained {drain:.0f} s after the last decision"
         )
         row.notes.append(f"settled in {took:.0f} s")
         if watch.excess > EXCESS_ALLOWED:
