@@ -336,7 +336,7 @@ SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"] = [
     "config.unavailable.document_503",
 ]
 
-CELERY_BEAT_SCHEDULE = {
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "expire-stale-items": {"task": "inbox.tasks.expire_stale_items", "schedule": INBOX_EXPIRE_SWEEP_SECONDS},
     "requeue-stuck-resumes": {"task": "inbox.tasks.requeue_stuck_resumes", "schedule": INBOX_RECOVERY_SWEEP_SECONDS},
     "send-expiry-reminders": {"task": "inbox.tasks.send_expiry_reminders", "schedule": 30.0},
@@ -350,8 +350,8 @@ CELERY_BEAT_SCHEDULE = {
     },
     "escalate-open-items": {"task": "inbox.notifications.escalate", "schedule": INBOX_ESCALATION_SWEEP_SECONDS},
 }
-# A sweep's message not started within its period is dropped by the worker that takes it: the next one does its work,
-# so a queue that is behind never holds more than one pending copy of a sweep per period.
+# A sweep's message not started within its period is dropped by the worker that takes it (the next one does its
+# work): a worker that was behind catches up without running each sweep once per period it missed.
 for _entry in CELERY_BEAT_SCHEDULE.values():
     _entry["options"] = {"expires": float(_entry["schedule"])}
 
