@@ -15,10 +15,11 @@ from django.conf import settings
 from django.utils import timezone
 
 from config.celery import app
-from inbox.core.queue import mark_key
+from inbox.core.queue import mark_key, waiting
 from inbox.decisions.services import decision_submit
 from inbox.models import Resume
 from inbox.resumes.services import dispatch_mark, resume_requeue_stuck
+from tests.agent_servers import wait_for
 from tests.factories import interrupted_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -89,3 +90,27 @@ def test_sweeps_over_a_stalled_queue_never_add_to_it_and_queue_again_only_what_r
         with time_machine.travel(now + timedelta(seconds=later * (grace + 1)), tick=False):
             assert resume_requeue_stuck() == 0  # queued again, and waiting: not lost any more
     assert dispatch_messages(pending_resumes) == PENDING
+
+
+@pytest.mark.worker
+def test_a_message_a_killed_worker_held_for_its_countdown_is_queued_again_once_due(
+    start_worker, agent, alice, settings
+):
+    settings.INBOX_UNDO_SECONDS = 30  # the resume is held, its message waits out the countdown in the worker
+    run = interrupted_run(agent.agent, "held-by-worker", "run-held", 60)
+    decision_submit(
+        item_id=run.items.get().pk, user=alice, status="resolved", payload={"approved": True}, undoable=True
+    )
+    resume = Resume.objects.get(run=run)
+    assert waiting([dispatch_mark(resume.pk)])  # published, not yet received
+    worker = start_worker()
+    wait_for(lambda: not waiting([dispatch_mark(resume.pk)]), what="the worker to receive the held message")
+    worker.kill()  # with the message in its hands: Redis keeps it unacknowledged, for the visibility timeout (1 h)
+
+    resume.refresh_from_db()
+    assert resume.state == "pending"
+    due = resume.next_attempt_at + timedelta(seconds=settings.INBOX_RESUME_REQUEUE_GRACE_SECONDS + 1)
+    with time_machine.travel(due, tick=False):
+        assert resume_requeue_stuck() == 1  # not waiting in any queue: lost to the inbox, queued again
+        assert resume_requeue_stuck() == 0
+    assert waiting([dispatch_mark(resume.pk)])
