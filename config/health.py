@@ -8,6 +8,7 @@ pages answer 503 at once."""
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,10 @@ def _sent_at(raw: Any) -> float | None:
         sent = json.loads(raw)["headers"]["inbox_sent_at"]
     except (TypeError, ValueError, KeyError):
         return None
-    return float(sent) if isinstance(sent, int | float) else None
+    # Any sender can publish to Redis: a stamp that is no time (not finite, in the future) is ignored.
+    if not isinstance(sent, int | float) or not math.isfinite(sent) or sent > time.time():
+        return None
+    return float(sent)
 
 
 def _queue_figures(pipe_results: list[Any], names: list[str], now: float) -> dict[str, dict[str, float | int | None]]:
