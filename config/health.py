@@ -85,7 +85,7 @@ def _redis_and_heartbeats() -> tuple[dict[str, Check], dict[str, Any]]:
         pipe.set(heartbeat.key("health-probe"), str(now), px=60_000)
         pipe.zrangebyscore(heartbeat.key("worker"), now - window, "+inf", withscores=True)
         pipe.zrevrange(heartbeat.key("beat"), 0, 0, withscores=True)
-        queue_names = [queue.name for queue in settings.CELERY_TASK_QUEUES]
+        queue_names = [settings.CELERY_TASK_DEFAULT_QUEUE, *settings.INBOX_QUEUES.values()]
         for name in queue_names:
             for queue_key in _queue_keys(name):
                 pipe.llen(queue_key)

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 
 import pytest
 import redis
-from kombu import Queue
 
 from config import heartbeat
 from tests.agent_servers import wait_for
@@ -24,10 +23,10 @@ from tests.helpers.redis_server import RedisServer
 def own_heartbeats(settings) -> Iterator[None]:
     settings.CELERY_TASK_DEFAULT_QUEUE = f"health-{uuid.uuid4().hex[:8]}"
     # Queues of its own too: what other tests left queued is not this test's backlog.
-    settings.CELERY_TASK_QUEUES = [Queue(f"{settings.CELERY_TASK_DEFAULT_QUEUE}-{kind}") for kind in ("a", "b")]
+    settings.INBOX_QUEUES = {kind: f"{settings.CELERY_TASK_DEFAULT_QUEUE}-{kind}" for kind in ("a", "b")}
     yield
     heartbeat.client().delete(heartbeat.key("worker"), heartbeat.key("beat"), heartbeat.key("health-probe"))
-    heartbeat.client().delete(*(queue.name for queue in settings.CELERY_TASK_QUEUES))
+    heartbeat.client().delete(*settings.INBOX_QUEUES.values())
 
 
 def _beat(kind: str, name: str, seconds_ago: float = 0) -> None:
@@ -102,7 +101,7 @@ def test_it_reports_each_queues_depth_and_age_and_a_backlog_past_the_setting_is_
 
     _beat("worker", "alive@host")
     _beat("beat", "beat@host")
-    waiting, idle = (queue.name for queue in settings.CELERY_TASK_QUEUES)
+    waiting, idle = settings.INBOX_QUEUES.values()
     for resume_id in range(3):
         app.send_task("inbox.tasks.dispatch_resume", args=[resume_id], queue=waiting)
     body = client.get("/healthz").json()

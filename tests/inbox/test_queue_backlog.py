@@ -54,13 +54,14 @@ def forget_everything_queued(resume_ids: set[int]) -> None:
         client = connection.default_channel.client
         for name in _queue_names():
             client.delete(name)
-        client.delete(*(mark_key(dispatch_mark(pk)) for pk in resume_ids))
+        for pk in resume_ids:
+            client.delete(mark_key(dispatch_mark(pk)))
 
 
 @pytest.fixture
 def pending_resumes(agent, alice, settings) -> set[int]:
     settings.INBOX_UNDO_SECONDS = 0
-    app.control.purge()
+    forget_everything_queued(set())
     for index in range(PENDING):
         run = interrupted_run(agent.agent, f"backlog-{index}", f"run-{index}", 60)
         decision_submit(item_id=run.items.get().pk, user=alice, status="resolved", payload={"approved": True})
