@@ -72,13 +72,14 @@ def test_an_escalation_fires_on_time_while_a_thousand_resume_messages_wait(
 
     finance = TeamFactory(name="Finance leads")
     EscalationRule.objects.create(team=alice.groups.get(), after_minutes=1, to_team=finance)
-    due = timezone.now() + timedelta(seconds=20)  # after the workers are up
     item = interrupted_run(agent, "escalate-me", "run-escalate", 60).items.get()
-    InboxItem.objects.filter(pk=item.pk).update(created_at=due - timedelta(minutes=1))
 
     env = {"INBOX_ESCALATION_SWEEP_SECONDS": "1", "INBOX_RECOVERY_SWEEP_SECONDS": "60"}
     start_worker(queues=[settings.INBOX_QUEUES["deadlines"]], extra_env=env)  # as `make run`'s deadlines worker
     start_worker(beat=True, extra_env=env)  # and its worker on every queue (solo here: one process)
+    # Due a few seconds after both are up: the backlog is there, and the worker on every queue is in it.
+    due = timezone.now() + timedelta(seconds=5)
+    InboxItem.objects.filter(pk=item.pk).update(created_at=due - timedelta(minutes=1))
 
     escalation = wait_for(lambda: Escalation.objects.filter(item=item).first(), timeout=90, what="the escalation")
     lateness = (escalation.fired_at - due).total_seconds()
