@@ -178,8 +178,15 @@ _ROUTED = {
         "inbox.notifications.notify_missed_runs",
         "inbox.notifications.deliver_webhook",
         "inbox.notifications.notify_superseded",
+        "inbox.notifications.send_notices",
+        "inbox.notifications.sweep_notices",
     ],
-    "batch": ["inbox.tasks.backtest_policy", "inbox.notifications.send_digests"],
+    "batch": [
+        "inbox.tasks.backtest_policy",
+        "inbox.notifications.send_digests",
+        "inbox.tasks.seal_audit_log",
+        "inbox.tasks.purge_audit_log",
+    ],
 }
 CELERY_TASK_ROUTES: dict[str, dict[str, str]] = {
     name: {"queue": INBOX_QUEUES[kind]} for kind, names in _ROUTED.items() for name in names
@@ -350,10 +357,6 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     },
     "escalate-open-items": {"task": "inbox.notifications.escalate", "schedule": INBOX_ESCALATION_SWEEP_SECONDS},
 }
-# A sweep's message not started within its period is dropped by the worker that takes it (the next one does its
-# work): a worker that was behind catches up without running each sweep once per period it missed.
-for _entry in CELERY_BEAT_SCHEDULE.values():
-    _entry["options"] = {"expires": float(_entry["schedule"])}
 
 LOGGING: dict[str, Any] = {
     "version": 1,
@@ -563,3 +566,9 @@ INBOX_AUDIT_SEAL_SECONDS = env_float("INBOX_AUDIT_SEAL_SECONDS", 5.0)
 INBOX_AUDIT_RETENTION_DAYS = env_int("INBOX_AUDIT_RETENTION_DAYS", 0)
 CELERY_BEAT_SCHEDULE["seal-audit-log"] = {"task": "inbox.tasks.seal_audit_log", "schedule": INBOX_AUDIT_SEAL_SECONDS}
 CELERY_BEAT_SCHEDULE["purge-audit-log"] = {"task": "inbox.tasks.purge_audit_log", "schedule": 3600.0}
+
+# Last, once every entry is in the schedule: a sweep's message not started within its period is dropped by the
+# worker that takes it (the next one does its work), so a worker that was behind catches up without running each
+# sweep once per period it missed.
+for _entry in CELERY_BEAT_SCHEDULE.values():
+    _entry["options"] = {"expires": float(_entry["schedule"])}

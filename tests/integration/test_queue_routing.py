@@ -31,8 +31,15 @@ ROUTES = {
         "inbox.notifications.notify_missed_runs",
         "inbox.notifications.deliver_webhook",
         "inbox.notifications.notify_superseded",
+        "inbox.notifications.send_notices",
+        "inbox.notifications.sweep_notices",
     ],
-    "batch": ["inbox.tasks.backtest_policy", "inbox.notifications.send_digests"],
+    "batch": [
+        "inbox.tasks.backtest_policy",
+        "inbox.notifications.send_digests",
+        "inbox.tasks.seal_audit_log",
+        "inbox.tasks.purge_audit_log",
+    ],
 }
 
 
