@@ -118,10 +118,11 @@ def test_while_the_throttle_counter_is_unreachable_the_api_answers_uncounted(cli
     assert "throttle cache unreachable, not counting" in caplog.text
 
 
-@override_settings(INBOX_INGEST_RATE="2/min", INBOX_FAILED_AUTH_RATE="2/min")
 def test_the_throttles_count_through_the_public_cache_api(client: Client, agent, settings):
     """The limits hold on any Django cache backend (here one that is not Redis): the throttles use the cache's
-    public API only."""
+    public API only. (All through the ``settings`` fixture: an ``override_settings`` decorator on the same test
+    would be restored first, and the fixture would then restore the decorator's rates for every later test.)"""
+    settings.INBOX_INGEST_RATE = settings.INBOX_FAILED_AUTH_RATE = "2/min"
     settings.CACHES = {**settings.CACHES, "shared": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
     def post(n: int):
