@@ -29,7 +29,7 @@ DB_NAME = "bench_escalation"
 
 
 def fill(*, items: int, per_run: int, fresh: int):
-    from django.contrib.auth.models import Group
+    from django.contrib.auth.models import Group, User
     from django.utils import timezone
 
     from agents.models import Agent
@@ -52,7 +52,8 @@ def fill(*, items: int, per_run: int, fresh: int):
                 expires_at=now + timedelta(days=1),
                 created_at=arrived,
             )
-    return EscalationRule.objects.create(team=billing, after_minutes=30, to_team=finance)
+    granter = User.objects.create(username="bench-staff", is_staff=True)  # a grant of access is staff's
+    return EscalationRule.objects.create(team=billing, after_minutes=30, to_team=finance, created_by=granter)
 
 
 def main() -> None:

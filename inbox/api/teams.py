@@ -171,6 +171,16 @@ class EscalationRuleSerializer(serializers.ModelSerializer):
     toUser = serializers.CharField(source="to_user.username", allow_null=True, default=None)
     why = serializers.CharField(help_text='What an escalated item says: "no decision from Billing in 30 min".')
     createdAt = serializers.DateTimeField(source="created_at")
+    grantsAccess = serializers.SerializerMethodField(
+        help_text="The target may not decide the scope's items otherwise: the rule is a grant of access (staff's)."
+    )
+    note = serializers.SerializerMethodField(help_text="What the rule changes in who may decide, in words.")
+
+    def get_grantsAccess(self, rule: EscalationRule) -> bool:  # noqa: N802
+        return escalations.grants_access(rule)
+
+    def get_note(self, rule: EscalationRule) -> str:
+        return escalations.rule_note(rule)
 
     class Meta:
         model = EscalationRule
@@ -186,6 +196,8 @@ class EscalationRuleSerializer(serializers.ModelSerializer):
             "enabled",
             "why",
             "createdAt",
+            "grantsAccess",
+            "note",
         ]
 
 
@@ -224,6 +236,10 @@ def rule_fields(body: dict, *, agent_caller: bool) -> dict:
         for field in ("team", "agent"):
             if body.get(field):
                 message = "an agent's token sets rules on the agent's own items: leave it out"
+                raise ApplicationError.invalid(field, message, code="invalid_escalation_rule")
+        for field in ("toUser", "toTeam"):
+            if body.get(field):
+                message = "an agent's token names no people or teams: the agent's team or staff set its rules"
                 raise ApplicationError.invalid(field, message, code="invalid_escalation_rule")
     else:
         scope = _one_of(body, "team", "agent")
@@ -264,13 +280,20 @@ class EscalationRuleListApi(RuleCallerMixin, APIView):
         description=(
             "Exactly one scope (`team` name or `agent` slug; an agent's token sets its own), one trigger "
             "(`afterMinutes` after arrival or `beforeDeadlineMinutes` before the deadline) and one target "
-            "(`toTeam` name or `toUser` username). `step` 2 fires on items its scope's step 1 escalated."
+            "(`toTeam` name or `toUser` username). `step` 2 fires on items its scope's step 1 escalated. The target "
+            "must already decide the scope's items (a member of the team, of one of the agent's teams, or staff), "
+            "unless staff set the rule: then it is audited as a grant of access (`grantsAccess`). An agent's token "
+            "names no target (400 naming `toUser` or `toTeam`)."
         ),
         request=EscalationRuleInputSerializer,
         responses={
             201: EscalationRuleSerializer,
             400: OpenApiResponse(ERROR_SCHEMA, description="A field is invalid; `field` names it."),
-            403: OpenApiResponse(ERROR_SCHEMA, description="Not a member of the team, or not the agent"),
+            403: OpenApiResponse(
+                ERROR_SCHEMA,
+                description="Not a member of the team, or not the agent; or (not staff) the target may not decide the "
+                "scope's items already (`field` names it)",
+            ),
             409: OpenApiResponse(ERROR_SCHEMA, description="The scope has this step already"),
         },
         examples=[

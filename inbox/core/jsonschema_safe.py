@@ -1,9 +1,10 @@
 """JSON Schema for schemas written by untrusted agents: nothing fetched, nothing unbounded.
 
 Validators built here never fetch a ``$ref``, match patterns with RE2 (linear time), compare ``uniqueItems`` and
-``enum`` in a set, use exact fractions for ``multipleOf`` and stop past a budget of steps and time;
-``schema_problem`` refuses schemas deeper, wider or longer than the caller's limits. Used for an interrupt's
-``responseSchema`` and a policy's match schema, each with its own limits (docs/security.md)."""
+``enum`` in a set, use exact fractions for ``multipleOf`` and stop past a budget of steps and time, each keyword
+charged by the work it does on the answer; ``schema_problem`` refuses schemas deeper, wider or longer than the
+caller's limits. Used for an interrupt's ``responseSchema`` and a policy's match schema, each with its own limits
+(docs/security.md)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import referencing
 import referencing.exceptions
 import referencing.jsonschema
 from django.conf import settings
+from jsonschema._utils import equal as json_equal
 from jsonschema.exceptions import ValidationError
 
 REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
@@ -126,21 +128,51 @@ def _additional_properties(validator, additional, instance, schema) -> Iterator[
             yield ValidationError(f"Additional properties are not allowed ({names} {verb} unexpected)")
 
 
-def _normal(value: Any) -> Any:
-    """jsonschema's equality as a value json.dumps can key: 1 == 1.0, but true != 1."""
+def _normal(value: Any, budget: _Budget | None = None) -> Any:
+    """jsonschema's equality as a value json.dumps can key: 1 == 1.0, but true != 1. Each array or object
+    visited costs ``budget`` one step per entry."""
     if isinstance(value, bool) or value is None or isinstance(value, str):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, dict):
-        return {key: _normal(sub) for key, sub in value.items()}
+        if budget is not None:
+            budget.spend(len(value))
+        return {key: _normal(sub, budget) for key, sub in value.items()}
     if isinstance(value, list):
-        return [_normal(sub) for sub in value]
+        if budget is not None:
+            budget.spend(len(value))
+        return [_normal(sub, budget) for sub in value]
     return value
 
 
 def canonical_key(value: Any) -> str:
-    return json.dumps(_normal(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """``value`` as canonical JSON; inside a ``budget()`` it costs a step, one more per entry of every array and
+    object in it and one per ``_BYTES_PER_STEP`` characters of the result: the work it does."""
+    budget = _budget.get()
+    key = json.dumps(_normal(value, budget), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if budget is not None:
+        budget.spend(1 + len(key) // _BYTES_PER_STEP)
+    return key
+
+
+def _size(value: Any) -> int:
+    """What looking at ``value`` whole costs at most in steps, read from its top level (arrays and objects nested
+    deeper are charged as they are walked)."""
+    if isinstance(value, (list, dict)):
+        return len(value)
+    if isinstance(value, str):
+        return len(value) // _BYTES_PER_STEP
+    return 0
+
+
+def _const(validator, const, instance, schema) -> Iterator[ValidationError]:
+    """jsonschema's ``const`` (its equality: 1 == 1.0, true != 1), charged by the values it compares."""
+    budget = _budget.get()
+    if budget is not None:
+        budget.spend(min(_size(instance), _size(const)))
+    if not json_equal(instance, const):
+        yield ValidationError(f"{const!r} was expected")
 
 
 def _unique_items(validator, unique, instance, schema) -> Iterator[ValidationError]:
@@ -197,23 +229,31 @@ def _multiple_of(validator, divisor, instance, schema) -> Iterator[ValidationErr
 
 
 # --- the step budget ----------------------------------------------------------------------------------
+# Characters of canonical JSON (``canonical_key``) or of a string looked at whole that cost one step.
+_BYTES_PER_STEP = 64
+# Steps spent between two readings of the clock.
+_CLOCK_EVERY = 1000
+
+
 class _Budget:
-    """Keyword applications left, and a wall-clock deadline checked every 1,000 of them (following
-    references deep in a chain costs more than the step count says)."""
+    """Steps left, and a wall-clock deadline read every ``_CLOCK_EVERY`` steps spent (following references
+    deep in a chain costs more than the step count says). A keyword costs a step per application and, where its
+    work grows with the answer (``uniqueItems``, ``enum``, ``const``, ``required``, ``additionalProperties``), steps for
+    that work too, so the clock is read as often as the work asks."""
 
     def __init__(self, limit: int, seconds: float):
         self.left = limit
         self.limit = limit
         self.deadline = time.monotonic() + seconds
-        self.until_clock = 1000
+        self.until_clock = _CLOCK_EVERY
 
     def spend(self, cost: int) -> None:
         self.left -= cost
-        self.until_clock -= 1
+        self.until_clock -= max(cost, 1)
         if self.left < 0:
             raise ValidationTooCostly(f"{self.limit} steps")
         if self.until_clock <= 0:
-            self.until_clock = 1000
+            self.until_clock = _CLOCK_EVERY
             if time.monotonic() > self.deadline:
                 raise ValidationTooCostly(f"{settings.INBOX_VALIDATION_MAX_SECONDS:g} seconds")
 
@@ -243,14 +283,27 @@ _COSTS = {"$ref": 10, "$dynamicRef": 10, "$recursiveRef": 10}
 _ERROR_COST = 5
 
 
+# Keywords whose own work (not their descents, charged as each is applied) grows with the size of the schema's
+# value (``required`` looks up each of its names) or of the instance (``additionalProperties`` walks its keys).
+_SIZED_BY_VALUE = frozenset({"required", "dependentRequired"})
+_SIZED_BY_INSTANCE = frozenset({"additionalProperties", "unevaluatedProperties", "unevaluatedItems"})
+
+
 def _budgeted(name: str, keyword):
     cost = _COSTS.get(name, 1)
+    by_value = name in _SIZED_BY_VALUE
+    by_instance = name in _SIZED_BY_INSTANCE
 
     def apply(validator, value, instance, schema):
         budget = _budget.get()
         if budget is None:
             return keyword(validator, value, instance, schema)
-        budget.spend(cost)
+        work = cost
+        if by_value:
+            work += _size(value)
+        if by_instance:
+            work += _size(instance)
+        budget.spend(work)
         return _charged(budget, keyword(validator, value, instance, schema))
 
     return apply
@@ -270,6 +323,7 @@ _OVERRIDES = {
     "additionalProperties": _additional_properties,
     "uniqueItems": _unique_items,
     "enum": _enum,
+    "const": _const,
     "multipleOf": _multiple_of,
 }
 

@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from inbox import access
 from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecisionOutcome, decision_submit
@@ -118,7 +119,8 @@ def check_link(link: DecisionLink, user: Any) -> InboxItem:
             status=403,
         )
     item = InboxItem.objects.select_related("agent", "thread", "run", "decided_by").filter(pk=link.item_id).first()
-    if item is None:
+    if item is None or not access.visible_items(user).filter(pk=item.pk).exists():
+        # Access is checked when the link is used: someone who left the item's team learns nothing of it.
         raise LinkRefused("invalid", "The item of this link no longer exists.", status=404)
     use = DecisionLinkUse.objects.filter(token_hash=link.token_hash).first()
     if use is not None:

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
@@ -100,6 +101,22 @@ def candidates(policy: Policy, items: QuerySet[InboxItem]) -> QuerySet[InboxItem
     return items
 
 
+def check_backtests_in_progress(user: Any) -> None:
+    """One person has at most ``MAX_BACKTESTS_IN_PROGRESS`` backtests queued or running (429 past it). Call inside
+    a transaction: the person's row is locked, so two requests at once count each other."""
+    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    in_progress = PolicyBacktest.objects.filter(
+        requested_by_id=user.pk, state__in=[PolicyBacktest.State.PENDING, PolicyBacktest.State.RUNNING]
+    ).count()
+    if in_progress >= limits.MAX_BACKTESTS_IN_PROGRESS:
+        raise ApplicationError(
+            429,
+            "too_many_backtests",
+            f"You have {in_progress} backtests queued or running; start another when one of them has finished.",
+            limit=limits.MAX_BACKTESTS_IN_PROGRESS,
+        )
+
+
 def backtest_start(
     *, user: Any, policy: Policy, days: Any = None, draft_fields: dict[str, Any] | None = None
 ) -> PolicyBacktest:
@@ -109,16 +126,18 @@ def backtest_start(
     tested = policy if draft_fields is None else draft_of(policy, draft_fields)
     until = timezone.now()
     since = until - timedelta(days=period)
-    backtest = PolicyBacktest.objects.create(
-        policy=policy,
-        policy_version=policy.version,
-        draft=draft_fields is not None,
-        rules=rules_of(tested),
-        days=period,
-        since=since,
-        until=until,
-        requested_by=user,
-    )
+    with transaction.atomic():
+        check_backtests_in_progress(user)
+        backtest = PolicyBacktest.objects.create(
+            policy=policy,
+            policy_version=policy.version,
+            draft=draft_fields is not None,
+            rules=rules_of(tested),
+            days=period,
+            since=since,
+            until=until,
+            requested_by=user,
+        )
     if candidates(tested, people_decided(tested, since, until)).count() <= limits.BACKTEST_INLINE_ITEMS:
         backtest_run(backtest.pk)
         backtest.refresh_from_db()

@@ -3,7 +3,8 @@ held by them meanwhile.
 
 ``away_set`` / ``away_clear`` write it (audited), ``holder_for`` puts the delegate in the place of an away person
 who claims or is assigned an item, and ``delegation_sweep`` (beat) hands over what they hold when the period
-begins. The rules of deciding hold for the delegate as for anyone (docs/teams.md)."""
+begins. The delegate is a teammate (``check_away``, for the page, the API and the admin alike); the rules of
+deciding hold for them as for anyone (docs/teams.md)."""
 
 from __future__ import annotations
 
@@ -60,6 +61,8 @@ def check_away(*, user: Any, starts_at: datetime, ends_at: datetime, delegate: A
         raise _refuse("delegate", "choose an active person")
     if delegate.pk == user.pk:
         raise _refuse("delegate", "choose someone other than the person who is away")
+    if not may_delegate_to(user, delegate):
+        raise _refuse("delegate", f"choose a teammate: {delegate.get_username()} is in none of your teams")
     theirs = AwayStatus.objects.filter(user_id=delegate.pk, starts_at__lt=ends_at, ends_at__gt=starts_at).first()
     if theirs is not None:
         raise _refuse("delegate", f"{delegate.get_username()} is away then too (until {theirs.ends_at:%Y-%m-%d %H:%M})")
@@ -196,9 +199,18 @@ def delegation_sweep(*, now: datetime | None = None) -> int:
     return handed
 
 
-def delegates_for(user: Any) -> list[Any]:
-    """Whom ``user`` may name: the active people of their teams (everyone active, for staff), but themselves."""
+def _delegates_of(user: Any) -> Any:
     people = get_user_model().objects.filter(is_active=True).exclude(pk=user.pk)
     if not user.is_staff:
         people = people.filter(groups__in=user.groups.all())
-    return list(people.distinct().order_by("username"))
+    return people.distinct()
+
+
+def delegates_for(user: Any) -> list[Any]:
+    """Whom ``user`` may name: the active people of their teams (everyone active, for staff), but themselves."""
+    return list(_delegates_of(user).order_by("username"))
+
+
+def may_delegate_to(user: Any, delegate: Any) -> bool:
+    """The page's choice and the API's check (``check_away``): ``delegate`` is one of ``delegates_for(user)``."""
+    return _delegates_of(user).filter(pk=delegate.pk).exists()

@@ -84,6 +84,15 @@ def target_of(rule: EscalationRule, *, now: datetime) -> Target:
     return Target(None, rule.to_user_id, rule.target_label)
 
 
+def _target_decides(rule: EscalationRule, target: Target) -> bool:
+    """Access is checked when the rule fires: its target (or their delegate) still decides the scope's items."""
+    if target.team_id is not None:
+        to_team = rule.to_team if rule.to_team_id == target.team_id else Group.objects.get(pk=target.team_id)
+        return already_decides(team=rule.team, agent=rule.agent, to_team=to_team)
+    person = get_user_model().objects.filter(pk=target.user_id, is_active=True).first()
+    return person is not None and already_decides(team=rule.team, agent=rule.agent, to_user=person)
+
+
 def _fire_sql(rule: EscalationRule, target: Target, items: QuerySet[InboxItem], now: datetime) -> tuple[str, list[Any]]:
     """``INSERT INTO escalation ... SELECT <the due items> ON CONFLICT DO NOTHING RETURNING item_id``."""
     meta = Escalation._meta
@@ -155,7 +164,7 @@ def escalation_sweep(*, now: datetime | None = None) -> int:
     now = now or timezone.now()
     rules = list(
         EscalationRule.objects.filter(enabled=True)
-        .select_related("team", "agent", "to_team", "to_user")
+        .select_related("team", "agent", "to_team", "to_user", "created_by")
         .order_by("step", "pk")
     )
     firsts = {(rule.team_id, rule.agent_id): rule for rule in rules if rule.step == 1}
@@ -167,6 +176,9 @@ def escalation_sweep(*, now: datetime | None = None) -> int:
             if previous is None:  # a second step without an enabled first one never fires
                 continue
         target = target_of(rule, now=now)
+        if not _rule_creator_may_grant(rule) and not _target_decides(rule, target):
+            log.warning("escalation rule %s skipped: %s may not decide its items", rule.pk, target.label)
+            continue
         with transaction.atomic():
             fired = rule_fire(rule, now=now, previous=previous, target=target)
             if fired:
@@ -271,10 +283,70 @@ def check_rule_scope(actor: Any, *, team: Group | None, agent: Agent | None) -> 
         raise _refuse("agent", f"no agent {agent.slug!r} among your teams' agents")
 
 
+def already_decides(
+    *, team: Group | None, agent: Agent | None, to_team: Group | None = None, to_user: Any = None
+) -> bool:
+    """Whether the target (``to_team`` or ``to_user``) may already decide every item of the scope (``team`` or
+    ``agent``): staff decide everything; a team's items are its members'; an agent's items are its teams'
+    members' (staff's alone when it has no team)."""
+    if to_user is not None:
+        if access.sees_everything(to_user):
+            return True
+        if team is not None:
+            return to_user.groups.filter(pk=team.pk).exists()
+        return agent is not None and agent.teams.filter(pk__in=to_user.groups.values("pk")).exists()
+    if to_team is not None:
+        if team is not None:
+            return to_team.pk == team.pk
+        return agent is not None and agent.teams.filter(pk=to_team.pk).exists()
+    return False
+
+
+def grants_access(rule: EscalationRule) -> bool:
+    """The rule hands the scope's items to someone who may not decide them otherwise (staff's to set)."""
+    return not already_decides(team=rule.team, agent=rule.agent, to_team=rule.to_team, to_user=rule.to_user)
+
+
+def rule_note(rule: EscalationRule) -> str:
+    """What the rule changes in who decides, in words (shown by the API and the page)."""
+    if grants_access(rule):
+        return f"{rule.target_label} may decide {rule.scope_label}'s items once the rule fires: a grant of access."
+    return (
+        f"{rule.target_label} already decides {rule.scope_label}'s items: the rule tells them, and changes nothing "
+        "in who may decide."
+    )
+
+
+def check_rule_target(actor: Any, fields: dict[str, Any]) -> None:
+    """An agent's token names no people or teams (400 naming the field); a person who is not staff may only name
+    people or teams who already decide the scope's items (403 naming the field)."""
+    target = "toUser" if fields.get("to_user") is not None else "toTeam"
+    if isinstance(actor, Agent):
+        if fields.get("to_user") is not None or fields.get("to_team") is not None:
+            raise _refuse(target, "an agent's token names no people or teams: the agent's team or staff set its rules")
+        return
+    if access.sees_everything(actor):
+        return
+    if not already_decides(
+        team=fields.get("team"), agent=fields.get("agent"), to_team=fields.get("to_team"), to_user=fields.get("to_user")
+    ):
+        named = fields["to_user"].get_username() if fields.get("to_user") is not None else fields["to_team"].name
+        raise _refuse(
+            target,
+            f"{named} may not decide these items now; only staff may set a rule that gives them access",
+            status=403,
+        )
+
+
+def _rule_creator_may_grant(rule: EscalationRule) -> bool:
+    return rule.created_by is not None and rule.created_by.is_active and rule.created_by.is_staff
+
+
 @transaction.atomic
 def escalation_rule_create(*, actor: Any, fields: dict[str, Any]) -> EscalationRule:
     """Store a rule step (``fields``: team or agent, step, after_minutes or before_deadline_minutes, to_team or
-    to_user, enabled), audited as ``escalation_rule.created``. A scope keeps one rule per step, and a step 2
+    to_user, enabled), audited as ``escalation_rule.created``, and as ``escalation_rule.access_granted`` when its
+    target does not already decide the scope's items (staff only). A scope keeps one rule per step, and a step 2
     needs the scope's step 1."""
     if isinstance(actor, Agent):
         fields = {**fields, "agent": actor, "team": None}
@@ -286,10 +358,13 @@ def escalation_rule_create(*, actor: Any, fields: dict[str, Any]) -> EscalationR
         raise _refuse("step", f"{_scope_name(scope)} has a step {step} already; delete it first", status=409)
     if step > 1 and not existing.filter(step=step - 1).exists():
         raise _refuse("step", f"step {step} goes after step {step - 1}, which {_scope_name(scope)} has not set")
+    check_rule_target(actor, fields)
     rule = EscalationRule.objects.create(
         **fields, created_by=None if isinstance(actor, Agent) else actor, created_at=timezone.now()
     )
     _audit_rule(actor, rule, "escalation_rule.created")
+    if grants_access(rule):
+        _audit_rule(actor, rule, "escalation_rule.access_granted")
     return rule
 
 

@@ -298,7 +298,7 @@ class EscalationRuleForm(forms.Form):
 
 
 # The service's field names (the API's) as the form's.
-RULE_FORM_FIELDS = {"team": "scope", "agent": "scope", "step": "step"}
+RULE_FORM_FIELDS = {"team": "scope", "agent": "scope", "step": "step", "toUser": "to_user", "toTeam": "to_team"}
 
 
 @login_required
@@ -312,6 +312,7 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
             form.add_error(RULE_FORM_FIELDS.get(error.field or ""), error.message.split(": ", 1)[-1])
         else:
             messages.success(request, f"Escalation rule added: {rule.why}, add {rule.target_label}.")
+            messages.info(request, escalations.rule_note(rule))
             return redirect("inbox:escalation_settings")
     rules = escalations.rules_visible_to(request.user).select_related("created_by")
     status = 400 if form.errors else 200

@@ -30,7 +30,12 @@ def test_finance_reads_why_an_item_was_escalated_to_it_and_approves_it_while_awa
     run = off_loop(interrupted_run, agent.agent, "t-1", "r-1", 240, now=timezone.now() - timedelta(minutes=45))
     InboxItem.objects.filter(run=run).update(message="Refund 900 EUR to order 77?")
     item = run.items.get()
-    EscalationRule.objects.create(team=agent.agent.teams.get(), after_minutes=30, to_team=finance)
+    EscalationRule.objects.create(
+        team=agent.agent.teams.get(),
+        after_minutes=30,
+        to_team=finance,
+        created_by=UserFactory(username="staff", is_staff=True),  # a grant of access: staff's
+    )
     assert off_loop(escalation_sweep) == 1  # the item arrived 45 minutes ago: Finance leads are added
     start = timezone.now() - timedelta(minutes=5)
     off_loop(away_set, user=dave, starts_at=start, ends_at=start + timedelta(days=3), delegate=erin, set_by=dave)

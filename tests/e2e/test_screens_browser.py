@@ -140,7 +140,12 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
         _finished("t-e", "r-e", {"id": "e-1", "reason": "confirmation", "message": "Refund 900 EUR to order 77?"})
     ).items.get()
     finance = TeamFactory(name="Finance leads")
-    EscalationRule.objects.create(team=agent.agent.teams.get(), after_minutes=30, to_team=finance)
+    EscalationRule.objects.create(
+        team=agent.agent.teams.get(),
+        after_minutes=30,
+        to_team=finance,
+        created_by=UserFactory(username="staff", is_staff=True),  # a grant of access: staff's
+    )
     off_loop(escalation_sweep, now=timezone.now() + timedelta(minutes=31))
     deputy = UserFactory(username="deputy", teams=list(alice.groups.all()))
     start = timezone.now() - timedelta(minutes=1)

@@ -29,9 +29,15 @@ def dave(finance):
     return UserFactory(username="dave", teams=[finance])
 
 
+def granter():
+    """The staff member who set the rules below: each hands items to people who do not decide them otherwise, a
+    grant of access only staff may make (a rule no staff set fires only on its scope's own deciders)."""
+    return UserFactory(username="staff", is_staff=True, is_superuser=True)
+
+
 @pytest.fixture
 def rule(team, finance):
-    return EscalationRule.objects.create(team=team, after_minutes=30, to_team=finance)
+    return EscalationRule.objects.create(team=team, after_minutes=30, to_team=finance, created_by=granter())
 
 
 def decide(client: Client, item: InboxItem, body: dict):
@@ -126,7 +132,7 @@ def test_decided_items_and_other_teams_items_are_not_escalated(stored_run, clock
 
 def test_an_item_routed_to_the_team_is_the_teams_to_escalate(stored_run, clock, finance, make_agent):
     billing = TeamFactory(name="Billing")
-    EscalationRule.objects.create(team=billing, after_minutes=10, to_team=finance)
+    EscalationRule.objects.create(team=billing, after_minutes=10, to_team=finance, created_by=granter())
     item = stored_run("t-1", "r-1", 120).items.get()  # the ops agent's item, routed to Billing by a policy
     InboxItem.objects.filter(pk=item.pk).update(routed_team=billing)
     clock.shift(timedelta(minutes=11))
@@ -136,7 +142,7 @@ def test_an_item_routed_to_the_team_is_the_teams_to_escalate(stored_run, clock, 
 
 
 def test_a_deadline_rule_fires_minutes_before_the_deadline(stored_run, clock, agent, dave, finance):
-    EscalationRule.objects.create(agent=agent.agent, before_deadline_minutes=15, to_user=dave)
+    EscalationRule.objects.create(agent=agent.agent, before_deadline_minutes=15, to_user=dave, created_by=granter())
     item = stored_run("t-1", "r-1", 60).items.get()
     clock.shift(timedelta(minutes=44))
     assert escalation_sweep() == 0
@@ -157,7 +163,7 @@ def test_an_escalation_to_a_person_who_is_away_goes_to_their_delegate(
 
     erin = UserFactory(username="erin", teams=[finance])
     AwayStatus.objects.create(user=dave, delegate=erin, starts_at=NOW, ends_at=NOW + timedelta(days=7))
-    EscalationRule.objects.create(agent=agent.agent, before_deadline_minutes=15, to_user=dave)
+    EscalationRule.objects.create(agent=agent.agent, before_deadline_minutes=15, to_user=dave, created_by=granter())
     item = stored_run("t-1", "r-1", 60).items.get()
     clock.shift(timedelta(minutes=45))
     mail.outbox.clear()
@@ -177,7 +183,7 @@ def test_an_escalation_to_a_person_who_is_away_goes_to_their_delegate(
 
 def test_the_second_step_goes_up_the_chain_only_after_the_first(stored_run, clock, team, rule, dave):
     ceo = UserFactory(username="ceo")
-    second = EscalationRule.objects.create(team=team, step=2, after_minutes=20, to_user=ceo)
+    second = EscalationRule.objects.create(team=team, step=2, after_minutes=20, to_user=ceo, created_by=granter())
     item = stored_run("t-1", "r-1", 120).items.get()
     clock.shift(timedelta(minutes=25))  # step 2's time has come, but step 1 has not fired
     assert escalation_sweep() == 0
@@ -214,7 +220,7 @@ def test_two_sweeps_at_once_fire_each_escalation_once(agent):
 
     finance = TeamFactory(name="Finance leads")
     team = agent.agent.teams.get()
-    EscalationRule.objects.create(team=team, after_minutes=30, to_team=finance)
+    EscalationRule.objects.create(team=team, after_minutes=30, to_team=finance, created_by=granter())
     arrived = timezone.now() - timedelta(hours=1)
     items = [interrupted_run(agent.agent, f"t-{n}", f"r-{n}", 180, now=arrived).items.get() for n in range(40)]
     barrier = threading.Barrier(2)
@@ -245,17 +251,18 @@ def post_rule(client: Client, body, **extra):
     return client.post("/api/v1/escalation-rules", data=json.dumps(body), content_type="application/json", **extra)
 
 
-def test_a_team_member_sets_a_rule_for_the_team_and_it_is_audited(alice, team, finance):
+def test_a_team_member_sets_a_rule_for_the_team_and_it_is_audited(alice, bob, team, finance):
     client = Client()
     client.force_login(alice)
-    response = post_rule(client, {"team": "ops", "afterMinutes": 30, "toTeam": "Finance leads"})
+    response = post_rule(client, {"team": "ops", "afterMinutes": 30, "toUser": "bob"})
 
     assert response.status_code == 201, response.content
     body = response.json()
-    assert body["team"] == "ops" and body["toTeam"] == "Finance leads" and body["step"] == 1
+    assert body["team"] == "ops" and body["toUser"] == "bob" and body["step"] == 1
     assert body["why"] == "no decision from ops in 30 min"
+    assert body["grantsAccess"] is False and "changes nothing" in body["note"]
     event = AuditEvent.objects.get(verb="escalation_rule.created")
-    assert (event.actor_label, event.data["to"]) == ("alice", "Finance leads")
+    assert (event.actor_label, event.data["to"]) == ("alice", "bob")
     assert [rule["id"] for rule in client.get("/api/v1/escalation-rules").json()] == [body["id"]]
 
 
@@ -293,24 +300,18 @@ def test_a_bad_rule_is_refused_naming_the_field(alice, team, finance, body, fiel
 def test_a_scope_keeps_one_rule_per_step(alice, team, finance):
     client = Client()
     client.force_login(alice)
-    assert post_rule(client, {"team": "ops", "afterMinutes": 30, "toTeam": "Finance leads"}).status_code == 201
-    again = post_rule(client, {"team": "ops", "afterMinutes": 10, "toTeam": "Finance leads"})
+    assert post_rule(client, {"team": "ops", "afterMinutes": 30, "toTeam": "ops"}).status_code == 201
+    again = post_rule(client, {"team": "ops", "afterMinutes": 10, "toTeam": "ops"})
     assert again.status_code == 409
     assert again.json()["field"] == "step"
 
 
-def test_an_agent_sets_a_rule_on_its_own_items_with_its_token(agent, finance, dave):
+def test_an_agent_reads_its_own_rules_with_its_token_and_names_no_target(agent, finance, dave, staff):
+    """An agent's token never chooses who decides its items (tests/security/test_escalation_targets.py): it reads
+    the rules staff or its team set on it."""
+    rule = EscalationRule.objects.create(agent=agent.agent, before_deadline_minutes=10, to_user=dave, created_by=staff)
     client = Client()
-    response = client.post(
-        "/api/v1/agent/escalation-rules",
-        data=json.dumps({"beforeDeadlineMinutes": 10, "toUser": "dave"}),
-        content_type="application/json",
-        **agent.auth,
-    )
-    assert response.status_code == 201, response.content
-    assert response.json()["agent"] == agent.agent.slug
-    event = AuditEvent.objects.get(verb="escalation_rule.created")
-    assert event.actor_agent_id == agent.agent.pk
+    assert [each["id"] for each in client.get("/api/v1/agent/escalation-rules", **agent.auth).json()] == [rule.pk]
     other = client.post(
         "/api/v1/agent/escalation-rules",
         data=json.dumps({"agent": "someone-else", "afterMinutes": 10, "toUser": "dave"}),

@@ -31,19 +31,20 @@ def test_with_no_rules_the_page_says_what_a_rule_does(as_alice, team):
 
 def test_a_member_adds_a_rule_for_their_team_and_sees_it_listed(as_alice, alice, team, finance):
     response = as_alice.post(
-        PAGE, {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_team": finance.pk}
+        PAGE, {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_team": team.pk}
     )
     assert response.status_code == 302, response.content.decode()[-2000:]
     rule = EscalationRule.objects.get()
-    assert (rule.team, rule.step, rule.after_minutes, rule.to_team, rule.created_by) == (team, 1, 30, finance, alice)
+    assert (rule.team, rule.step, rule.after_minutes, rule.to_team, rule.created_by) == (team, 1, 30, team, alice)
     assert AuditEvent.objects.filter(verb="escalation_rule.created", actor_user=alice).count() == 1
     page = as_alice.get(PAGE).content.decode()
-    assert "Escalation rule added: no decision from ops in 30 min, add Finance leads." in page
+    assert "Escalation rule added: no decision from ops in 30 min, add ops." in page
+    assert "changes nothing in who may decide" in page
     assert "No decision from ops in 30 min" in page and f'data-rule="{rule.pk}"' in page
 
 
 def test_a_step_before_the_deadline_to_a_person(as_alice, team, agent):
-    UserFactory(username="erin")
+    UserFactory(username="erin", teams=[team])
     as_alice.post(
         PAGE, {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_user": "erin"}
     )
@@ -72,7 +73,7 @@ def test_a_step_before_the_deadline_to_a_person(as_alice, team, agent):
 )
 def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(as_alice, team, finance, change, field, words):
     UserFactory(username="erin")
-    body = {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_team": finance.pk}
+    body = {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_team": team.pk}
     response = as_alice.post(PAGE, {**body, **change})
     assert response.status_code == 400
     page = response.content.decode()
@@ -81,7 +82,7 @@ def test_bad_input_is_a_400_naming_the_field_and_stores_nothing(as_alice, team, 
 
 
 def test_a_second_step_one_for_the_same_team_is_refused_beside_the_form(as_alice, team, finance):
-    body = {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_team": finance.pk}
+    body = {"scope": f"team:{team.pk}", "step": "1", "trigger": "after", "minutes": "30", "to_team": team.pk}
     assert as_alice.post(PAGE, body).status_code == 302
     response = as_alice.post(PAGE, {**body, "minutes": "60"})
     assert response.status_code == 400
