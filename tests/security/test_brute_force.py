@@ -100,8 +100,8 @@ def test_every_cache_object_of_a_process_shares_one_redis_client():
 @pytest.mark.parametrize("token", ["Token wrong-1", "Token 0123456789abcdef0123456789abcdef01234567"])
 @override_settings(INBOX_FAILED_AUTH_RATE="2/min")
 def test_failed_approver_tokens_are_throttled(db, client: Client, token):
-    assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 403
-    assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 403
+    assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 401
+    assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 401
     assert client.get("/api/v1/items", HTTP_AUTHORIZATION=token).status_code == 429
 
 
