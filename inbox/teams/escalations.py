@@ -86,9 +86,10 @@ def target_of(rule: EscalationRule, *, now: datetime) -> Target:
 
 def _target_decides(rule: EscalationRule, target: Target) -> bool:
     """Access is checked when the rule fires: its target (or their delegate) still decides the scope's items."""
-    if target.team_id is not None:
-        to_team = rule.to_team if rule.to_team_id == target.team_id else Group.objects.get(pk=target.team_id)
-        return already_decides(team=rule.team, agent=rule.agent, to_team=to_team)
+    if target.team_id is not None:  # a team target is the rule's own (``target_of``)
+        return already_decides(team=rule.team, agent=rule.agent, to_team=rule.to_team)
+    if target.user_id is None:
+        return False
     person = get_user_model().objects.filter(pk=target.user_id, is_active=True).first()
     return person is not None and already_decides(team=rule.team, agent=rule.agent, to_user=person)
 

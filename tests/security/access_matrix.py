@@ -1,25 +1,7 @@
-"""The access matrix: for every URL pattern and every API operation, who gets which status.
-
-One row per URL pattern of the URLconf (keyed by its URL name, ``namespace:name``, or its route when it has
-none) and per operation of the OpenAPI schema (``METHOD /api/v1/path``): never by the module that serves it,
-so moving views between packages changes nothing here. The Django admin is one row (``admin/``, every route
-under it): staff only, with its own per-model permissions. The roles, built by ``test_access_matrix.py``:
-
-- ``anonymous``: no session, no token;
-- ``agent``: the agent's token (``Authorization: Bearer``), no session;
-- ``approver``: alice, of the agent's team (ops);
-- ``other``: carol, of another team;
-- ``delegate``: dele, of ops, whom bob (away) named to decide for him;
-- ``staff``.
-
-The objects the paths name (``{item}``: an open yes/no item of the agent's; ``{rule}``: an escalation rule of
-ops; ``{view}``: alice's saved view...) are those of ``world`` in the test. Each request is made on its own
-(the database is rolled back after each), so a row's statuses do not depend on one another. The statuses are
-those of the request as written (its method and body): a 400 says the caller passed the permission check and
-the body was refused. This module lives with the tests, not in the product: it is the test's data and the
-source of the table in docs/security.md (``python -m tests.security.access_matrix`` prints it), and nothing at
-run time reads it.
-"""
+"""The access matrix: for every URL pattern (keyed by URL name, or route) and API operation (``METHOD /path``),
+never by the module serving it, the status each role gets (roles and objects: ``test_access_matrix.world``;
+what the statuses mean: docs/security.md, section 10). It lives with the tests because only they and the docs
+read it (``python -m tests.security.access_matrix`` prints the docs' table); nothing at run time does."""
 
 from __future__ import annotations
 

@@ -140,7 +140,9 @@ def test_a_url_added_without_a_row_fails(db):
 
 @pytest.fixture
 def world(agent, team, alice, bob, carol, staff) -> dict[str, Any]:
-    """The objects the rows' paths name, and a client per role."""
+    """The objects the rows' paths name, and a client per role: ``anonymous`` (nothing), ``agent`` (its token, no
+    session), ``approver`` (alice, of ops, the agent's team), ``other`` (carol, of another team), ``delegate``
+    (dele, of ops, whom bob named while away) and ``staff``."""
     dele = UserFactory(username="dele", teams=[team])
     UserFactory(username="tess", teams=[team])
     now = timezone.now()

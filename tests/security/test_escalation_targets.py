@@ -1,9 +1,6 @@
 """The requester never chooses its own approver: an escalation rule hands items only to people who already
 decide them, unless staff set it (then it is audited as a grant of access); an agent's token names no one.
-
-Each attack once worked: an agent's token made bob of another team a decider of its 174 items; a member of the
-agent's team made dave, in no team, a decider of 158.
-"""
+Each attack below made someone of another team, or of none, a decider of the agent's items."""
 
 from __future__ import annotations
 
