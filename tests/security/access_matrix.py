@@ -266,6 +266,13 @@ OPERATIONS: list[Row] = [
         body={"until": "1h"},
     ),
     Row("DELETE /api/v1/items/{id}/snooze", "DELETE", "/api/v1/items/{item}/snooze", S(401, 401, 204, 404, 204, 204)),
+    Row(
+        "GET /api/v1/items/{id}/provenance",
+        "GET",
+        "/api/v1/items/{item}/provenance",
+        S(401, 401, 200, 404, 200, 200),
+        note="the item's audit events and their seals",
+    ),
     Row("POST /api/v1/items/{id}/unclaim", "POST", "/api/v1/items/{item}/unclaim", S(401, 401, 200, 404, 200, 200)),
     Row(
         "POST /api/v1/items/bulk-decision",
@@ -275,6 +282,7 @@ OPERATIONS: list[Row] = [
         body={"ids": ["{item}"], "action": "approve"},
         note="another team's item is reported as not found, per item",
     ),
+    Row("GET /api/v1/notices", "GET", "/api/v1/notices", S(401, 401, 200, 200, 200, 200), note="one's own notices"),
     Row("GET /api/v1/policies", "GET", "/api/v1/policies", S(401, 401, 403, 403, 403, 200), note="staff's"),
     Row("POST /api/v1/policies", "POST", "/api/v1/policies", S(401, 401, 403, 403, 403, 400), body={}),
     Row("GET /api/v1/policies/{id}", "GET", "/api/v1/policies/{policy}", S(401, 401, 403, 403, 403, 200)),
