@@ -3,7 +3,8 @@
 ``DependencyDownMiddleware`` answers what a view raised, ``server_error`` (``handler500``) what a middleware
 raised, as a 503 with ``Retry-After`` (JSON for the API, HTML for pages); ``DatabaseOutageMiddleware`` probes a
 database this process found down before each request and answers the 503 at once until it is back
-(docs/operations.md)."""
+(docs/operations.md). A pool with every connection lent out is not an outage: that request gets its 503, and the
+pool stays."""
 
 from __future__ import annotations
 
@@ -66,18 +67,48 @@ def note_database(*, up: bool) -> None:
 
 
 def _restart_pool() -> None:
-    """The pool kept retrying with a growing backoff during the outage; a new one connects now."""
+    """The pool kept retrying with a growing backoff during the outage; a new one connects now.
+
+    The old pool leaves the registry before it is closed, so every thread asks the new one from then on (none
+    meets a closed pool and takes it for another outage), and it is closed whichever thread recovers: its idle
+    connections at once, those still lent out as they come back."""
     from django.db import connections
 
-    for wrapper in connections.all(initialized_only=True):
-        close_pool = getattr(wrapper, "close_pool", None)  # PostgreSQL's wrapper only
-        if close_pool is None or wrapper.alias not in getattr(wrapper, "_connection_pools", {}):
+    for alias in connections:
+        connection = connections[alias]
+        pools = getattr(connection, "_connection_pools", None)  # PostgreSQL's wrapper only
+        if pools is None:
             continue
-        try:
-            wrapper.close()
-            close_pool()
-        except (KeyError, OperationalError, InterfaceError):  # another thread restarted it first
-            pass
+        old = pools.pop(alias, None)
+        connection.close()  # this thread's connection goes back to the old pool, which closes it below
+        if old is not None:
+            old.close()
+
+
+def database_error_is_outage(exc: BaseException) -> bool:
+    """Whether a request's database error means the server is unreachable. Not when only this process's pool
+    had no connection to give: every one lent out (``PoolTimeout``) while the server still answers a
+    connection of its own, or the pool was being replaced (``PoolClosed``). Taking that for an outage would
+    replace a busy pool with a new one while the old one's connections are still in use: more connections
+    than the pool allows."""
+    try:
+        from psycopg_pool import PoolClosed, PoolTimeout
+    except ImportError:  # no pool without psycopg_pool
+        return True
+    cause = exc.__cause__ if exc.__cause__ is not None else exc
+    if isinstance(cause, PoolClosed):
+        return False
+    if not isinstance(cause, PoolTimeout):
+        return True
+    if not _probe_lock.acquire(blocking=False):  # another request is asking already: one probe at a time
+        return False
+    try:
+        return _probe_direct() is not None
+    finally:
+        _probe_lock.release()
+
+
+_probe_lock = threading.Lock()
 
 
 def error_text(exc: BaseException) -> str:
@@ -199,7 +230,7 @@ class DependencyDownMiddleware:
         if component is None:
             return None
         log.warning("%s %s: %s unreachable (%s: %s)", request.method, request.path, component, type(exc).__name__, exc)
-        if component == "database":
+        if component == "database" and database_error_is_outage(exc):
             note_database(up=False)
         return unavailable_response(request, component)
 
@@ -209,7 +240,7 @@ def server_error(request: HttpRequest, *args: object, **kwargs: object) -> HttpR
     exc = sys.exc_info()[1]
     component = which_dependency(exc) if exc is not None else None
     if component is not None:
-        if component == "database":
+        if component == "database" and exc is not None and database_error_is_outage(exc):
             note_database(up=False)
         return unavailable_response(request, component)
     if wants_json(request):

@@ -9,6 +9,7 @@ urlpatterns = [
     path("runs", ingest.RunIngestApi.as_view(), name="api-runs-ingest"),
     path("agent", ingest.AgentWhoAmIApi.as_view(), name="api-agent-whoami"),
     path("agents/<slug:slug>/runs", ingest.RunStartApi.as_view(), name="api-agent-runs-start"),
+    path("agents/<slug:slug>/starts/<id:pk>", ingest.RunStartDetailApi.as_view(), name="api-agent-start"),
     path("agents/<slug:slug>/conformance", conformance.AgentConformanceApi.as_view(), name="api-agent-conformance"),
     path("runs/<id:pk>", listing.RunDetailApi.as_view(), name="api-run"),
     path("items", listing.ItemListApi.as_view(), name="api-items"),

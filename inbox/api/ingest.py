@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import exceptions, serializers, status
 from rest_framework.parsers import BaseParser
 from rest_framework.request import Request
@@ -20,7 +27,8 @@ from inbox.api.serializers import RunSerializer
 from inbox.conformance.recorder import record_cut, record_ingest_error
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.ingest.services import run_ingest
-from inbox.ingest.start import run_start
+from inbox.ingest.start import START_LOST, run_start_queue, start_overdue
+from inbox.models import RunStart
 
 # Bodies the ingest refuses with 415: a run is JSON or an event stream, never a form.
 FORM_MEDIA_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -206,6 +214,83 @@ class AgentWhoAmIApi(APIView):
         return Response({"slug": agent.slug, "name": agent.name, "enabled": agent.enabled})
 
 
+class RunStartSerializer(serializers.ModelSerializer):
+    """A run started from the inbox: ``pending`` while a worker asks the agent, then ``done`` with its run or
+    ``failed`` with the refusal (the status and code the start would have answered)."""
+
+    url = serializers.SerializerMethodField()
+    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    threadId = serializers.CharField(source="thread_id", read_only=True)  # noqa: N815
+    runId = serializers.SerializerMethodField(help_text="The runId sent to the agent.")  # noqa: N815
+    state = serializers.SerializerMethodField(help_text="pending, done or failed.")
+    stateLabel = serializers.SerializerMethodField()  # noqa: N815
+    run = serializers.SerializerMethodField(help_text="The run the agent answered with, once `done`.")
+    error = serializers.SerializerMethodField(
+        help_text="Why it failed: `{status, error, detail, field}`, once `failed`."
+    )
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)  # noqa: N815
+    updatedAt = serializers.DateTimeField(source="updated_at", read_only=True)  # noqa: N815
+
+    class Meta:
+        model = RunStart
+        fields = [
+            "id",
+            "url",
+            "agent",
+            "threadId",
+            "runId",
+            "state",
+            "stateLabel",
+            "run",
+            "error",
+            "createdAt",
+            "updatedAt",
+        ]
+        read_only_fields = fields
+
+    def get_url(self, start: RunStart) -> str:
+        request = self.context.get("request")
+        path = reverse("api-agent-start", args=[start.agent.slug, start.pk])
+        return request.build_absolute_uri(path) if request else path
+
+    def get_runId(self, start: RunStart) -> str:  # noqa: N802
+        return str((start.run_input or {}).get("runId", ""))
+
+    def get_state(self, start: RunStart) -> str:
+        return RunStart.State.FAILED if start_overdue(start) else start.state
+
+    def get_stateLabel(self, start: RunStart) -> str:  # noqa: N802
+        return RunStart.State(self.get_state(start)).label
+
+    @extend_schema_field(RunSerializer(allow_null=True))
+    def get_run(self, start: RunStart) -> dict | None:
+        if start.state != RunStart.State.DONE or start.run is None:
+            return None
+        return RunSerializer(start.run, context=self.context).data
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_error(self, start: RunStart) -> dict | None:
+        if start_overdue(start):
+            return {"status": 504, "error": "start_lost", "detail": START_LOST}
+        if start.state != RunStart.State.FAILED:
+            return None
+        error = {"status": start.error_status, "error": start.error_code, "detail": start.error}
+        return error | ({"field": start.error_field} if start.error_field else {})
+
+
+START_LIMIT_SCHEMA = {
+    **ERROR_SCHEMA,
+    "properties": {
+        **ERROR_SCHEMA["properties"],
+        "limit": {"type": "integer", "description": "The most starts in flight allowed."},
+        "limitName": {"type": "string", "description": "The setting that sets it."},
+        "scope": {"type": "string", "enum": ["user", "agent"], "description": "Whose limit: yours or the agent's."},
+        "inFlight": {"type": "integer"},
+        "retryAfter": {"type": "integer", "description": "Seconds; also in the Retry-After header."},
+    },
+}
+
+
 class RunStartApi(APIView):
     class InputSerializer(serializers.Serializer):
         message = serializers.CharField(max_length=limits.MAX_START_MESSAGE, trim_whitespace=True)
@@ -215,20 +300,31 @@ class RunStartApi(APIView):
         operation_id="agents_runs_start",
         summary="Start a run on an agent (the inbox as AG-UI client)",
         description=(
-            "POSTs a `RunAgentInput` carrying `message` as a user message to the agent's AG-UI endpoint, reads its "
-            "event stream and ingests the run like `POST /api/v1/runs`: its interrupts become inbox items. Without "
-            "`threadId` a new thread is started. Refused with 409 while the thread has open interrupts."
+            "Queues a `RunAgentInput` carrying `message` as a user message for the agent's AG-UI endpoint and "
+            "answers 202 at once with the start (`state: pending`, its `url` also in `Location`). A worker POSTs "
+            "it, reads the event stream and ingests the run like `POST /api/v1/runs`: its interrupts become inbox "
+            "items. GET the start's `url` until `state` is `done` (its `run`) or `failed` (its `error`: 502 when the "
+            "agent is unreachable or answered something that is not one AG-UI run). Without `threadId` a new thread "
+            "is started. Refused with 409 while the thread has open interrupts, and with 429 while you, or the "
+            "agent, already have the most starts waiting for an agent that the settings allow "
+            "(`INBOX_STARTS_IN_FLIGHT_PER_USER`, `INBOX_STARTS_IN_FLIGHT_PER_AGENT`)."
         ),
         request=InputSerializer,
+        parameters=[
+            OpenApiParameter("Location", str, OpenApiParameter.HEADER, response=[202], description="The start's url."),
+            OpenApiParameter("Retry-After", int, OpenApiParameter.HEADER, response=[429], description="Seconds."),
+        ],
         responses={
-            201: RunSerializer,
+            202: OpenApiResponse(RunStartSerializer, description="Queued; `Location` is the start's address."),
             400: OpenApiResponse(ERROR_SCHEMA, description="The body is not valid; names the field."),
             404: OpenApiResponse(ERROR_SCHEMA, description="No such agent, or you cannot see it."),
             409: OpenApiResponse(
                 ERROR_SCHEMA, description="The thread has open interrupts, or the agent has no endpoint or is disabled."
             ),
-            502: OpenApiResponse(
-                ERROR_SCHEMA, description="The agent is unreachable or answered something that is not one AG-UI run."
+            429: OpenApiResponse(
+                START_LIMIT_SCHEMA,
+                description="Too many starts in flight (yours or the agent's); names the limit. Retry after the "
+                "seconds in the Retry-After header.",
             ),
         },
         examples=[OpenApiExample("Demo agent", request_only=True, value={"message": "parallel"})],
@@ -237,11 +333,28 @@ class RunStartApi(APIView):
         agent = get_object_or_404(access.visible_agents(request.user), slug=slug)
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        started = run_start(
+        start = run_start_queue(
             agent=agent,
             user=request.user,
             message=body.validated_data["message"],
             thread_id=body.validated_data.get("threadId"),
         )
-        data = RunSerializer(started.run, context={"request": request}).data
-        return Response(data, status=status.HTTP_201_CREATED if started.created else status.HTTP_200_OK)
+        data = RunStartSerializer(start, context={"request": request}).data
+        return Response(data, status=status.HTTP_202_ACCEPTED, headers={"Location": data["url"]})
+
+
+class RunStartDetailApi(APIView):
+    @extend_schema(
+        operation_id="agents_runs_start_retrieve",
+        summary="A run start: pending while the agent is asked, then its run or why it failed",
+        responses={
+            200: RunStartSerializer,
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such start of yours on this agent."),
+        },
+    )
+    def get(self, request: Request, slug: str, pk: int) -> Response:
+        agent = get_object_or_404(access.visible_agents(request.user), slug=slug)
+        start = get_object_or_404(
+            RunStart.objects.select_related("agent", "run__thread", "run__agent"), pk=pk, agent=agent, user=request.user
+        )
+        return Response(RunStartSerializer(start, context={"request": request}).data)

@@ -1,17 +1,21 @@
 """Starting a run on an agent from the inbox (the inbox as AG-UI client): it POSTs the user's message, reads the
 reply stream and ingests its outcome like a run posted to ``/api/v1/runs``.
 
-The API (``run_start``) answers when the agent has; the agent's page queues the start instead
-(``run_start_queue`` stores a ``RunStart``, a worker finishes it with ``run_start_finish``) and shows its progress."""
+No request waits on the agent: the API (``POST /api/v1/agents/<slug>/runs``, 202) and the agent's page call
+``run_start_queue`` (the checks that need no agent, the starts in flight bounded, a ``RunStart`` stored); a worker
+finishes it with ``run_start_finish``, holding no database connection while the agent answers."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from ag_ui.core import RunAgentInput, UserMessage
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.utils import timezone
 
 from agents.client import AgentCallError, run_agent
@@ -20,6 +24,7 @@ from inbox import limits
 from inbox.agui.reader import IngestError, read_run
 from inbox.audit.record import Actor
 from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error
+from inbox.core.db import release_connections
 from inbox.core.errors import ApplicationError
 from inbox.core.queue import send_on_commit
 from inbox.ingest.services import run_ingest
@@ -112,8 +117,9 @@ def _prepare(*, agent: Agent, message: str, thread_id: str | None) -> tuple[str,
 
 
 def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> StartedRun:
-    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started).
-    Refusals are ``ApplicationError`` (an IngestError when the run cannot be stored)."""
+    """POST the message to the agent's endpoint, read its reply and ingest the run (source=started), in the
+    caller's thread: for commands and tests, never a request (those queue: ``run_start_queue``). Refusals are
+    ``ApplicationError`` (an IngestError when the run cannot be stored)."""
     thread_id, run_input = _prepare(agent=agent, message=message, thread_id=thread_id)
     return _send(agent=agent, user=user, thread_id=thread_id, run_input=run_input)
 
@@ -121,18 +127,57 @@ def run_start(*, agent: Agent, user: Any, message: str, thread_id: str | None = 
 def run_start_queue(*, agent: Agent, user: Any, message: str, thread_id: str | None = None) -> RunStart:
     """Check the start, store it and queue its send to the agent (on commit). Refusals are ``ApplicationError``."""
     thread_id, run_input = _prepare(agent=agent, message=message, thread_id=thread_id)
-    start = RunStart.objects.create(agent=agent, user=user, thread_id=thread_id, run_input=run_input)
+    with transaction.atomic():
+        check_in_flight(agent=agent, user=user)
+        start = RunStart.objects.create(agent=agent, user=user, thread_id=thread_id, run_input=run_input)
 
-    def unqueued() -> None:
-        RunStart.objects.filter(pk=start.pk, state=RunStart.State.PENDING).update(
-            state=RunStart.State.FAILED,
-            error_status=503,
-            error_code="not_queued",
-            error="The inbox could not queue the start (its queue is unreachable). Try again shortly.",
-        )
+        def unqueued() -> None:
+            RunStart.objects.filter(pk=start.pk, state=RunStart.State.PENDING).update(
+                state=RunStart.State.FAILED,
+                error_status=503,
+                error_code="not_queued",
+                error="The inbox could not queue the start (its queue is unreachable). Try again shortly.",
+            )
 
-    send_on_commit("inbox.tasks.start_run", [start.pk], when_unqueued=unqueued)
+        send_on_commit("inbox.tasks.start_run", [start.pk], when_unqueued=unqueued)
     return start
+
+
+def start_give_up_seconds() -> float:
+    """How long a start may ask its agent: the connect timeout, the stream deadline, and a minute for its queue."""
+    return settings.INBOX_AGENT_STREAM_DEADLINE + settings.INBOX_AGENT_CONNECT_TIMEOUT + 60
+
+
+def in_flight(**scope: Any) -> int:
+    """Starts of ``scope`` (``user=…`` or ``agent=…``) still asking their agent and not yet given up."""
+    since = timezone.now() - timedelta(seconds=start_give_up_seconds())
+    return RunStart.objects.filter(state=RunStart.State.PENDING, created_at__gt=since, **scope).count()
+
+
+def check_in_flight(*, agent: Agent, user: Any) -> None:
+    """429 when the person, or the agent started on, already has its limit of starts in flight. Locks the agent's
+    and the person's rows (in that order) until the caller's transaction ends, so two starts count one another."""
+    list(Agent.objects.select_for_update().filter(pk=agent.pk).values_list("pk", flat=True))
+    list(get_user_model().objects.select_for_update().filter(pk=user.pk).values_list("pk", flat=True))
+    limits_of = (
+        ("user", settings.INBOX_STARTS_IN_FLIGHT_PER_USER, {"user": user}, "You have"),
+        ("agent", settings.INBOX_STARTS_IN_FLIGHT_PER_AGENT, {"agent": agent}, f"Agent {agent.slug!r} has"),
+    )
+    for scope, limit, where, who in limits_of:
+        count = in_flight(**where)
+        if count >= limit:
+            retry_after = settings.INBOX_START_RETRY_AFTER_SECONDS
+            raise ApplicationError(
+                429,
+                "too_many_starts",
+                f"{who} {count} run start(s) still waiting for an agent's answer; the limit is {limit}. "
+                f"Try again in {retry_after} s.",
+                limit=limit,
+                limitName=f"INBOX_STARTS_IN_FLIGHT_PER_{scope.upper()}",
+                scope=scope,
+                inFlight=count,
+                retryAfter=retry_after,
+            )
 
 
 def run_start_finish(start_id: int) -> str:
@@ -141,25 +186,38 @@ def run_start_finish(start_id: int) -> str:
     start = RunStart.objects.select_related("agent", "user").filter(pk=start_id).first()
     if start is None or start.state != RunStart.State.PENDING:
         return "gone"
+    if start_overdue(start):  # its message waited longer than a start may take: it was already reported lost
+        RunStart.objects.filter(pk=start.pk, state=RunStart.State.PENDING).update(
+            state=RunStart.State.FAILED, error_status=504, error_code="start_lost", error=START_LOST
+        )
+        return "failed"
     try:
         started = _send(agent=start.agent, user=start.user, thread_id=start.thread_id, run_input=start.run_input)
     except ApplicationError as error:
         RunStart.objects.filter(pk=start.pk).update(
-            state=RunStart.State.FAILED, error_status=error.status, error_code=error.code, error=error.message
+            state=RunStart.State.FAILED,
+            error_status=error.status,
+            error_code=error.code,
+            error=error.message,
+            error_field=(error.field or "")[:255],
         )
         return "failed"
     RunStart.objects.filter(pk=start.pk).update(state=RunStart.State.DONE, run=started.run)
     return "done"
 
 
+START_LOST = "The agent did not answer in time; the start was given up. Try again."
+
+
 def start_overdue(start: RunStart) -> bool:
     """A pending start older than any agent reply may take lost its worker or its queue message."""
-    limit = settings.INBOX_AGENT_STREAM_DEADLINE + settings.INBOX_AGENT_CONNECT_TIMEOUT + 60
-    return start.state == RunStart.State.PENDING and (timezone.now() - start.created_at).total_seconds() > limit
+    age = (timezone.now() - start.created_at).total_seconds()
+    return start.state == RunStart.State.PENDING and age > start_give_up_seconds()
 
 
 def _send(*, agent: Agent, user: Any, thread_id: str, run_input: dict[str, Any]) -> StartedRun:
     where = f"reply to a run started from the inbox ({run_input['runId']})"
+    release_connections()  # nothing of the database is held while the agent answers
     try:
         raw_events = run_agent(agent=agent, run_input=run_input)
     except AgentCallError as error:

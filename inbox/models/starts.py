@@ -9,8 +9,9 @@ from agents.models import Agent
 
 
 class RunStart(models.Model):
-    """One "Start a run" from an agent's page: queued, then sent to the agent by a worker, so the approver's
-    request never waits on the agent. Its progress page shows it until it is ``done`` (its run) or ``failed``."""
+    """One "Start a run" (an agent's page, or the API): queued, then sent to the agent by a worker, so no request
+    waits on the agent. Its progress page and its API address show it until it is ``done`` (its run) or
+    ``failed``."""
 
     class State(models.TextChoices):
         PENDING = "pending", "Asking the agent"
@@ -25,6 +26,9 @@ class RunStart(models.Model):
     run = models.ForeignKey("inbox.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     error_status = models.PositiveSmallIntegerField(null=True, blank=True)
     error_code = models.CharField(max_length=64, blank=True)
+    error_field = models.CharField(
+        max_length=255, blank=True, help_text="The field of the reply that broke the contract."
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -22,6 +22,7 @@ from inbox.agui.reader import IngestError, RunRecord, read_run
 from inbox.audit.record import Actor, audit
 from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error, record_resume
 from inbox.core import queue
+from inbox.core.db import release_connections
 from inbox.core.errors import ApplicationError
 from inbox.core.queue import send_marked, waiting
 from inbox.ingest.services import run_ingest
@@ -223,7 +224,9 @@ class LeaseKeeper:
             while not self._stop.wait(settings.INBOX_RESUME_LEASE_RENEW_SECONDS):
                 try:
                     now = timezone.now()
-                    if not _held(self.resume).update(lease_until=_lease_end(now), updated_at=now):
+                    renewed = _held(self.resume).update(lease_until=_lease_end(now), updated_at=now)
+                    connection.close()  # not kept open between renewals, while the agent answers
+                    if not renewed:
                         self.lost = True
                         log.warning("resume %s attempt %s lost its lease", self.resume.pk, self.resume.attempts)
                         return
@@ -290,6 +293,7 @@ def _send_claimed(resume: Resume) -> str:
         return "superseded"
     log.info("sending resume %s (attempt %s) to %s", resume.pk, resume.attempts, resume.agent.endpoint_url)
     failure: AgentCallError | None = None
+    release_connections()  # nothing of the database is held while the agent answers
     with LeaseKeeper(resume):  # renewed only while waiting for the agent; outcomes are written after
         try:
             raw_events = run_agent(agent=resume.agent, run_input=resume.input)

@@ -147,7 +147,10 @@ def agent_detail(request: HttpRequest, slug: str) -> HttpResponse:
             agent=agent, user=request.user, message=form["message"], thread_id=form["thread_id"] or None
         )
     except ApplicationError as error:
-        return _detail(request, agent, status=error.status, form=form, error=error)
+        response = _detail(request, agent, status=error.status, form=form, error=error)
+        if "retryAfter" in error.extra:  # too many starts in flight
+            response["Retry-After"] = str(error.extra["retryAfter"])
+        return response
     # A worker asks the agent; this request does not wait on it (a silent agent would hold it for minutes).
     return redirect("agents:start", slug=agent.slug, start_id=start.pk)
 

@@ -12,6 +12,7 @@ from agents.models import Agent
 from inbox.models import Run
 from tests.agent_servers import Reply
 from tests.conftest import free_port
+from tests.helpers.starts import start_run
 
 RUN_INPUT = {
     "threadId": "t-1",
@@ -131,7 +132,7 @@ def test_a_run_started_from_the_inbox_ends_at_the_deadline_with_a_502_naming_it(
     server = scripted(Reply(stream=[STARTED, *([b": keep-alive\n\n", 0.1] * 600)]))
     make_agent("endless", endpoint=server.url)
     client.force_login(alice)
-    response = client.post("/api/v1/agents/endless/runs", {"message": "email"}, content_type="application/json")
+    response = start_run(client, "endless", {"message": "email"})
     assert response.status_code == 502
     assert response.json()["error"] == "agent_bad_reply"
     assert "did not finish within the 1 s deadline" in response.json()["detail"]

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from inbox.models import ApiToken, Run
 from tests.agent_servers import Reply
+from tests.helpers.starts import start_run
 
 pytestmark = pytest.mark.integration
 
 
 def post(client, slug: str, body: dict, **extra):
-    return client.post(f"/api/v1/agents/{slug}/runs", data=json.dumps(body), content_type="application/json", **extra)
+    return start_run(client, slug, body, **extra)
 
 
 def test_starting_a_run_ingests_its_interrupts(client, demo, demo_agent, alice):

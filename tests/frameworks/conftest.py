@@ -22,6 +22,7 @@ import pytest
 
 from tests.agent_servers import AgentProcess
 from tests.conftest import ROOT
+from tests.helpers.starts import start_run
 
 collect_ignore_glob = [] if os.environ.get("INBOX_FRAMEWORK_TESTS") == "1" else ["test_*.py"]
 
@@ -89,10 +90,8 @@ class RoundTrip:
 
     def start(self, message: str, thread_id: str | None = None) -> dict:
         body = {"message": message} | ({"threadId": thread_id} if thread_id else {})
-        response = self.client.post(
-            f"/api/v1/agents/{self.slug}/runs", data=json.dumps(body), content_type="application/json"
-        )
-        assert response.status_code == 201, response.content
+        response = start_run(self.client, self.slug, body)
+        assert response.status_code == 201, response.json()
         return response.json()
 
     def decide(self, item_id: int, status: str, payload: object = None) -> dict:

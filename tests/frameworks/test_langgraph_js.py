@@ -18,6 +18,7 @@ from django.urls import reverse
 
 from inbox.models import InboxItem, Resume
 from tests.frameworks.conftest import last_input, sent, start_node_server
+from tests.helpers.starts import start_run
 
 pytestmark = pytest.mark.integration
 
@@ -114,11 +115,7 @@ def test_the_adapter_as_released_ends_its_run_under_another_run_id_and_the_inbox
 ):
     client.force_login(alice)
     make_agent("langgraph-js-released", endpoint=f"{langgraph_js_server.url}released")
-    response = client.post(
-        "/api/v1/agents/langgraph-js-released/runs",
-        data=json.dumps({"message": MESSAGE, "threadId": str(uuid.uuid4())}),
-        content_type="application/json",
-    )
+    response = start_run(client, "langgraph-js-released", {"message": MESSAGE, "threadId": str(uuid.uuid4())})
     assert response.status_code == 502
     assert response.json()["field"] == "events[0].runId"
     assert "RUN_STARTED and RUN_FINISHED name different threadId/runId" in response.json()["detail"]

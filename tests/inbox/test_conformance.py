@@ -14,6 +14,7 @@ from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import Reply
 from tests.conftest import load_events
+from tests.helpers.starts import start_run
 
 THREAD = "flow-7"
 
@@ -45,12 +46,8 @@ def feedback_pause(run_id: str, thread: str = THREAD) -> list[dict]:
 
 
 def start(client, slug: str, thread: str = THREAD) -> Run:
-    response = client.post(
-        f"/api/v1/agents/{slug}/runs",
-        data=json.dumps({"message": "go", "threadId": thread}),
-        content_type="application/json",
-    )
-    assert response.status_code == 201, response.content
+    response = start_run(client, slug, {"message": "go", "threadId": thread})
+    assert response.status_code == 201, response.json()
     return Run.objects.get(pk=response.json()["id"])
 
 

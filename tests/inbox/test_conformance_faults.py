@@ -15,6 +15,7 @@ from inbox.decisions.services import decision_submit
 from inbox.models import AuditEvent, InboxItem, Resume, Run
 from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import FaultyAgent, demo, demo_agent, demo_server, faulty, wait_for  # noqa: F401
+from tests.helpers.starts import start_run
 
 pytestmark = pytest.mark.integration
 
@@ -40,11 +41,7 @@ def seen(client, slug: str, behaviour: str) -> dict[str, dict]:
 
 
 def start(client, slug: str, thread: str = "t-1", message: str = "email bob"):
-    return client.post(
-        f"/api/v1/agents/{slug}/runs",
-        data=json.dumps({"message": message, "threadId": thread}),
-        content_type="application/json",
-    )
+    return start_run(client, slug, {"message": message, "threadId": thread})
 
 
 def started(client, slug: str, thread: str = "t-1", message: str = "email bob") -> Run:

@@ -4,7 +4,6 @@ message that picks no scenario, a thread used again, and a thread whose interrup
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -15,14 +14,15 @@ from inbox.expiry.services import expire_sweep
 from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import demo, demo_agent, demo_server  # noqa: F401
+from tests.helpers.starts import start_run
 
 pytestmark = pytest.mark.integration
 
 
 def started(client, thread: str | None, message: str):
     body = {"message": message, **({"threadId": thread} if thread else {})}
-    response = client.post("/api/v1/agents/demo/runs", data=json.dumps(body), content_type="application/json")
-    assert response.status_code == 201, response.content
+    response = start_run(client, "demo", body)
+    assert response.status_code == 201, response.json()
     return Run.objects.get(pk=response.json()["id"])
 
 

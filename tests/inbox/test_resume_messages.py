@@ -3,8 +3,6 @@ otherwise the conversation rebuilt from the input the run answered and the run's
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from inbox.decisions.services import decision_submit
@@ -12,6 +10,7 @@ from inbox.models import Run
 from inbox.resumes.input import build_resume_input
 from tests.agent_servers import Reply
 from tests.conftest import load_events
+from tests.helpers.starts import start_run
 
 ARGS = '{"to": "a@b.com", "subject": "Hi"}'
 
@@ -108,12 +107,8 @@ def test_a_run_the_inbox_started_resumes_with_the_message_it_sent(make_agent, sc
     agent = scripted(Reply(sse=reply_events), Reply(sse=[{"type": "RUN_FINISHED", "threadId": "t-4", "runId": "x"}]))
     make_agent("started", endpoint=agent.url)
     client.force_login(alice)
-    response = client.post(
-        "/api/v1/agents/started/runs",
-        data=json.dumps({"message": "Email a@b.com", "threadId": "t-4"}),
-        content_type="application/json",
-    )
-    assert response.status_code == 201, response.content
+    response = start_run(client, "started", {"message": "Email a@b.com", "threadId": "t-4"})
+    assert response.status_code == 201, response.json()
     run = Run.objects.get(pk=response.json()["id"])
     sent = decided_input(run, alice)
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant"]

@@ -17,6 +17,7 @@ from inbox.decisions.services import decision_submit
 from inbox.models import InboxItem, Resume
 from inbox.resumes.services import resume_dispatch
 from tests.agent_servers import AgentProcess
+from tests.helpers.starts import start_run as api_start
 
 pytestmark = pytest.mark.integration
 pytest.importorskip("fastapi", reason="ag-ui-langgraph's FastAPI endpoint needs fastapi (requirements-dev.txt)")
@@ -36,10 +37,8 @@ def mailer(make_agent, langgraph_server):
 
 
 def start_run(client, message: str) -> dict:
-    response = client.post(
-        "/api/v1/agents/mailer/runs", data=json.dumps({"message": message}), content_type="application/json"
-    )
-    assert response.status_code == 201, response.content
+    response = api_start(client, "mailer", {"message": message})
+    assert response.status_code == 201, response.json()
     return response.json()
 
 
@@ -119,9 +118,5 @@ def test_the_inbox_refuses_a_new_run_on_a_thread_whose_interrupt_is_open(client,
     # ag-ui-langgraph would silently re-emit the open interrupt instead of RUN_ERROR: the inbox never asks.
     client.force_login(alice)
     run = start_run(client, "Email erin@example.com subject: Hi body: Hello")
-    response = client.post(
-        "/api/v1/agents/mailer/runs",
-        data=json.dumps({"message": "again", "threadId": run["threadId"]}),
-        content_type="application/json",
-    )
+    response = api_start(client, "mailer", {"message": "again", "threadId": run["threadId"]})
     assert response.status_code == 409

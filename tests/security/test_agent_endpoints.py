@@ -19,6 +19,7 @@ from django.test import override_settings
 from agents.models import Agent
 from inbox.models import ApiToken
 from tests.agent_servers import Reply
+from tests.helpers.starts import start_run
 
 ROOT = Path(__file__).resolve().parents[2]
 PRODUCTION = override_settings(INBOX_AGENT_ALLOWED_NETWORKS=[])
@@ -120,12 +121,7 @@ def test_the_default_allows_loopback_only_in_the_embedded_default():
 
 
 def start(client, slug: str, key: str):
-    return client.post(
-        f"/api/v1/agents/{slug}/runs",
-        data=json.dumps({"message": "hello"}),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Token {key}",
-    )
+    return start_run(client, slug, {"message": "hello"}, HTTP_AUTHORIZATION=f"Token {key}")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
