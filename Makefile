@@ -99,9 +99,10 @@ format: $(STAMP)
 	$(VENV)/bin/ruff check --fix .
 
 ## make bench: every benchmark at full size (PostgreSQL and Redis servers on loopback; takes a while).
-BENCHES := ingest inbox_list snooze_list pages expiry escalation backtest export audit_verify resume live next_page mixed_load
+BENCHES := ingest inbox_list snooze_list pages expiry escalation backtest export audit_verify resume live next_page mixed_load burst
 bench: $(STAMP)
 	@for script in $(BENCHES); do echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
+	@echo "== bench/burst.py --workers 2"; $(PY) bench/burst.py --workers 2
 
 ## make bench-smoke: every benchmark at tiny sizes, so that none of them rots (CI runs it; under 2 minutes).
 bench-smoke: $(STAMP)
@@ -122,6 +123,7 @@ bench-smoke: $(STAMP)
 	run bench/live.py --items 10; \
 	run bench/next_page.py --clicks 2; \
 	run bench/mixed_load.py --seconds 8 --agents 2 --approvers 3; \
+	run bench/burst.py --runs 40 --agents 2 --approvers 2 --canaries 0 --drain-timeout 120; \
 	echo "bench-smoke: $$(( $$(date +%s) - started )) s"
 
 clean:

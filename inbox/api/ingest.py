@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -219,7 +221,7 @@ class RunStartSerializer(serializers.ModelSerializer):
     ``failed`` with the refusal (the status and code the start would have answered)."""
 
     url = serializers.SerializerMethodField()
-    agent = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    agent: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     threadId = serializers.CharField(source="thread_id", read_only=True)  # noqa: N815
     runId = serializers.SerializerMethodField(help_text="The runId sent to the agent.")  # noqa: N815
     state = serializers.SerializerMethodField(help_text="pending, done or failed.")
@@ -278,10 +280,10 @@ class RunStartSerializer(serializers.ModelSerializer):
         return error | ({"field": start.error_field} if start.error_field else {})
 
 
-START_LIMIT_SCHEMA = {
+START_LIMIT_SCHEMA: dict[str, Any] = {
     **ERROR_SCHEMA,
     "properties": {
-        **ERROR_SCHEMA["properties"],
+        **ERROR_SCHEMA["properties"],  # type: ignore[dict-item]
         "limit": {"type": "integer", "description": "The most starts in flight allowed."},
         "limitName": {"type": "string", "description": "The setting that sets it."},
         "scope": {"type": "string", "enum": ["user", "agent"], "description": "Whose limit: yours or the agent's."},

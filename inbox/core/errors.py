@@ -122,10 +122,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     ``detail``, ``field`` and ``errors``; authentication and permission errors gain ``error``. Anything else (a
     programming error) is not caught here: it is a 500 and is logged."""
     if isinstance(exc, ApplicationError):
-        response = Response(exc.as_dict(), status=exc.status)
+        refused = Response(exc.as_dict(), status=exc.status)
         if isinstance(exc.extra.get("retryAfter"), int):  # a 429 or 503 says when to ask again
-            response["Retry-After"] = str(exc.extra["retryAfter"])
-        return response
+            refused["Retry-After"] = str(exc.extra["retryAfter"])
+        return refused
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
