@@ -445,8 +445,8 @@ def main() -> int:
     print(f"  posting took {posted_at - started:.1f} s; statuses {dict(sorted(burst.statuses.items()))}")
     print(
         f"  each resume delivered exactly once: {'yes' if not lost and not doubled and not unasked else 'NO'} "
-        f"(sent {len(decided):,}, received {len(record):,}, lost {len(lost)}, doubled {len(doubled)}, "
-        f"never decided {len(unasked)})"
+        f"(decided {len(decided):,}, received {len(record):,}, not received by the end {len(lost)}, doubled "
+        f"{len(doubled)}, received undecided {len(unasked)})"
     )
     print(f"  no 5xx: {'yes' if not errors else f'NO ({errors})'}")
     deepest = ", ".join(f"{name}: {depth:,}" for name, depth in sampler.deepest.most_common()) or "none sampled"
