@@ -90,14 +90,15 @@ def database_error_is_outage(exc: BaseException) -> bool:
     had no connection to give: every one lent out (``PoolTimeout``) while the server still answers a
     connection of its own, or the pool was being replaced (``PoolClosed``). Taking that for an outage would
     replace a busy pool with a new one while the old one's connections are still in use: more connections
-    than the pool allows."""
+    than the pool allows. Nor a transaction the server rolled back (a deadlock, a serialization failure): the
+    server answered."""
     try:
         from psycopg_pool import PoolClosed, PoolTimeout
-    except ImportError:  # no pool without psycopg_pool
+    except ImportError:  # SQLite: no pool
         return True
     cause = exc.__cause__ if exc.__cause__ is not None else exc
-    if isinstance(cause, PoolClosed):
-        return False
+    if isinstance(cause, PoolClosed) or str(getattr(cause, "sqlstate", "") or "").startswith("40"):
+        return False  # SQLSTATE class 40: transaction rollback
     if not isinstance(cause, PoolTimeout):
         return True
     if not _probe_lock.acquire(blocking=False):  # another request is asking already: one probe at a time

@@ -114,3 +114,21 @@ def test_recovering_from_an_outage_closes_the_pool_it_replaces(small_pool):
     with connections["default"].cursor() as cursor:  # and the next query takes one from a new pool
         cursor.execute("SELECT 1")
     assert connections["default"].pool is not small_pool and not connections["default"].pool.closed
+
+
+def test_a_deadlock_or_a_busy_pool_is_not_an_outage_but_a_refused_connection_is():
+    import psycopg
+    from django.db import OperationalError
+    from psycopg.errors import DeadlockDetected
+    from psycopg_pool import PoolClosed
+
+    from config.unavailable import database_error_is_outage
+
+    def raised(cause: Exception) -> OperationalError:
+        error = OperationalError(str(cause))
+        error.__cause__ = cause  # as Django's wrap_database_errors raises it
+        return error
+
+    assert not database_error_is_outage(raised(DeadlockDetected("deadlock detected")))
+    assert not database_error_is_outage(raised(PoolClosed("the pool is closed")))
+    assert database_error_is_outage(raised(psycopg.OperationalError("connection refused")))
