@@ -201,6 +201,13 @@ OPERATIONS: list[Row] = [
         S(401, 401, 400, 404, 400, 400),
         body={},
     ),
+    Row(
+        "GET /api/v1/agents/{slug}/starts/{id}",
+        "GET",
+        "/api/v1/agents/{agent}/starts/{start}",
+        S(401, 401, 200, 404, 404, 404),
+        note="only the person who started it",
+    ),
     Row("GET /api/v1/away", "GET", "/api/v1/away", S(401, 401, 404, 404, 404, 404), note="one's own status"),
     Row(
         "PUT /api/v1/away",
