@@ -3,9 +3,10 @@
 from django.urls import path
 
 import inbox.core.converters  # noqa: F401  (registers the "id" path converter)
-from inbox.api import conformance, decisions, ingest, listing, policies, resumes, teams
+from inbox.api import audit, conformance, decisions, ingest, listing, policies, resumes, teams
 
 urlpatterns = [
+    path("audit/review-quality", audit.ReviewQualityApi.as_view(), name="api-audit-review-quality"),
     path("runs", ingest.RunIngestApi.as_view(), name="api-runs-ingest"),
     path("agent", ingest.AgentWhoAmIApi.as_view(), name="api-agent-whoami"),
     path("agents/<slug:slug>/runs", ingest.RunStartApi.as_view(), name="api-agent-runs-start"),

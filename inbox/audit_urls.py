@@ -10,4 +10,6 @@ urlpatterns = [
     path("tool-calls/<path:tool_call_id>/", views.tool_call_trail, name="tool_call"),
     path("threads/<id:pk>/", views.thread_detail, name="thread"),
     path("stats/", views.stats, name="stats"),
+    path("review/", views.review, name="review"),
+    path("review/export.csv", views.review_export, name="review_export"),
 ]

@@ -23,7 +23,7 @@ from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.decisions.shapes import bulk_payload, needs_form_input
-from inbox.models import InboxItem
+from inbox.models import DecisionVia, InboxItem
 from inbox.models.links import DecisionLinkUse
 
 SALT = "inbox.decision-link"
@@ -159,7 +159,9 @@ def use_link(*, token: str, user: Any, comment: str = "") -> DecisionOutcome:
     try:
         if answer is None:
             raise DecisionError(400, "needs_input", "This item needs an answer from its form; open it to decide.")
-        outcome = decision_submit(item_id=item.pk, user=user, status=answer[0], payload=answer[1], comment=comment)
+        outcome = decision_submit(
+            item_id=item.pk, user=user, status=answer[0], payload=answer[1], comment=comment, via=DecisionVia.LINK
+        )
     except DecisionError as error:
         DecisionLinkUse.objects.filter(pk=use.pk).update(result=error.code)
         raise

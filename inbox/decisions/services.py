@@ -39,7 +39,7 @@ from inbox.decisions.shapes import bulk_payload, outcome_for
 from inbox.expiry.services import expire_items, expire_runs, run_is_past_expiry
 from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
 from inbox.live import push as live
-from inbox.models import Decision, InboxItem, Run, is_denial
+from inbox.models import Decision, DecisionVia, InboxItem, Run, is_denial
 from inbox.resumes.services import resume_create_if_complete, resume_withdraw
 
 
@@ -68,12 +68,21 @@ class DecidedBy:
 
 
 def decision_submit(
-    *, item_id: int, user, status: Any, payload: Any = None, comment: str = "", undoable: bool = False
+    *,
+    item_id: int,
+    user,
+    status: Any,
+    payload: Any = None,
+    comment: str = "",
+    undoable: bool = False,
+    via: str = DecisionVia.API,
 ) -> DecisionOutcome:
     """A person decides. ``undoable``: they may undo it for ``INBOX_UNDO_SECONDS`` (``decision_undo``), and
-    nothing of the run is sent before that window closes."""
+    nothing of the run is sent before that window closes. ``via``: how (a ``DecisionVia``), for review quality."""
     check_visible(item_id, user)
-    return _decide(item_id=item_id, user=user, status=status, payload=payload, comment=comment, undoable=undoable)
+    return _decide(
+        item_id=item_id, user=user, status=status, payload=payload, comment=comment, undoable=undoable, via=via
+    )
 
 
 def decision_by_policy(
@@ -81,7 +90,15 @@ def decision_by_policy(
 ) -> DecisionOutcome:
     """An auto-decision policy decides: the same rules as a person (open, expiry, claims, schema, quorum),
     with the policy's service account as the decider. The policy's scope replaces visibility."""
-    return _decide(item_id=item_id, user=user, status=status, payload=payload, comment=comment, decided_by=decided_by)
+    return _decide(
+        item_id=item_id,
+        user=user,
+        status=status,
+        payload=payload,
+        comment=comment,
+        decided_by=decided_by,
+        via=DecisionVia.POLICY,
+    )
 
 
 def _decide(
@@ -93,6 +110,7 @@ def _decide(
     comment: str,
     decided_by: DecidedBy | None = None,
     undoable: bool = False,
+    via: str = DecisionVia.API,
 ) -> DecisionOutcome:
     check_status(status, payload)
     comment = (comment or "").strip()
@@ -138,6 +156,7 @@ def _decide(
                 overrode=overrode,
                 decided_by=decided_by,
                 undo_until=undo_deadline(now=now, first_expiry=first_expiry) if undoable else None,
+                via=via,
             )
     if expired_now:
         if lapsed_sibling:
@@ -162,7 +181,7 @@ class RunChoice:
 
 
 def decision_submit_run(
-    *, run: Run, user, choices: list[RunChoice], comment: str = "", undoable: bool = False
+    *, run: Run, user, choices: list[RunChoice], comment: str = "", undoable: bool = False, via: str = DecisionVia.RUN
 ) -> list[DecisionOutcome]:
     """Decide several interrupts of one run in one go: all of them are stored, or none (the first refusal
     rolls the others back and names its interrupt)."""
@@ -182,6 +201,7 @@ def decision_submit_run(
                         payload=choice.payload,
                         comment=comment,
                         undoable=undoable,
+                        via=via,
                     )
                 )
             except DecisionError as error:
@@ -245,6 +265,7 @@ def _apply(
     overrode: bool,
     decided_by: DecidedBy | None = None,
     undo_until: datetime | None = None,
+    via: str = DecisionVia.API,
 ) -> DecisionOutcome:
     required = item.required_approvals
     approving = status == Decision.Status.RESOLVED and not is_denial(payload)
@@ -255,7 +276,14 @@ def _apply(
         # A policy's approval is one of the quorum only when the policy says so: otherwise it is on record
         # and the item still waits for every approval from people.
         decision = Decision.objects.create(
-            item=item, user=user, status=status, payload=payload, comment=comment, counts=False, created_at=now
+            item=item,
+            user=user,
+            status=status,
+            payload=payload,
+            comment=comment,
+            counts=False,
+            created_at=now,
+            via=via,
         )
         approvals = item.decisions.filter(counts=True, status=Decision.Status.RESOLVED).count()
         audit(
@@ -300,6 +328,7 @@ def _apply(
         final=approvals >= required,
         created_at=now,
         undo_until=undo_until,
+        via=via,
     )
     data = {
         "status": status,
@@ -355,9 +384,17 @@ def _apply(
     return DecisionOutcome(item=item, decision=decision, closed=True, approvals=approvals, required=required)
 
 
-def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "", undoable: bool = False) -> list[dict]:
+def decision_bulk(
+    *,
+    item_ids: list[int],
+    user,
+    action: str,
+    comment: str = "",
+    undoable: bool = False,
+    via: str = DecisionVia.BULK,
+) -> list[dict]:
     """Decide many items, each in its own transaction with its own decision and audit event; one failure
-    does not block the rest. Returns one result per id, in order."""
+    does not block the rest. Returns one result per id, in order. ``via``: bulk, or a key from the list."""
     if action not in BULK_ACTIONS:
         raise DecisionError(
             400,
@@ -394,7 +431,13 @@ def decision_bulk(*, item_ids: list[int], user, action: str, comment: str = "", 
         status, payload = answer
         try:
             outcome = decision_submit(
-                item_id=item_id, user=user, status=status, payload=payload, comment=comment, undoable=undoable
+                item_id=item_id,
+                user=user,
+                status=status,
+                payload=payload,
+                comment=comment,
+                undoable=undoable,
+                via=via,
             )
         except DecisionError as error:
             results.append({"id": item_id, "ok": False, "error": error.code, "detail": error.message})

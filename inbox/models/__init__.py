@@ -413,6 +413,20 @@ class ItemSearchText(models.Model):
         return " ".join(part for part in (item.message, item.tool_name, thread_id) if part)
 
 
+class DecisionVia(models.TextChoices):
+    PAGE = "page", "Item page"
+    RUN = "run", "Run page"
+    LIST_KEY = "list_key", "Key from the list"
+    BULK = "bulk", "Bulk"
+    API = "api", "API"
+    LINK = "link", "Signed link"
+    POLICY = "policy", "Policy"
+
+
+# Ways of deciding where the item's arguments were not on the decider's screen.
+BLIND_VIAS = (DecisionVia.LIST_KEY.value, DecisionVia.BULK.value)
+
+
 class Decision(models.Model):
     """One approver's answer to an item. With a quorum, several approvals lead to the closing one."""
 
@@ -435,6 +449,9 @@ class Decision(models.Model):
     undo_until = models.DateTimeField(null=True, blank=True)
     # When its decider undid it. The row stays: a withdrawn decision is part of the item's history.
     withdrawn_at = models.DateTimeField(null=True, blank=True)
+    # How it was made: where the decider was and whether the item's arguments were on their screen
+    # (docs/review-quality.md). Empty for decisions recorded before the inbox kept it.
+    via = models.CharField(max_length=16, choices=DecisionVia.choices, blank=True, default="")
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -676,6 +693,7 @@ from inbox.models.escalation import AwayStatus, Escalation, EscalationRule  # no
 from inbox.models.links import DecisionLinkUse  # noqa: E402, F401
 from inbox.models.notices import Notice  # noqa: E402, F401
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch  # noqa: E402, F401
+from inbox.models.review import ItemSeen  # noqa: E402, F401
 from inbox.models.sso import SSOIdentity, TeamClaimMapping  # noqa: E402, F401
 from inbox.models.starts import RunStart  # noqa: E402, F401
 from inbox.models.triage import SavedView, Snooze  # noqa: E402, F401

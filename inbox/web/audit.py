@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from inbox.access import visible_items, visible_threads
+from inbox.audit import review as review_quality
 from inbox.audit import stats as inbox_stats
-from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, export_response
+from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, csv_chunks, export_response, signed_chunks
 from inbox.audit.trail import build_trail
 from inbox.core.errors import ApplicationError
 from inbox.core.paging import BoundedPaginator, distinct_values
@@ -93,3 +95,44 @@ def stats(request: HttpRequest) -> HttpResponse:
     days_int = int(days) if days in ("7", "30", "90") else 30
     report = inbox_stats.build_report(user=request.user, days=days_int)
     return render(request, "audit/stats.html", {"report": report, "days": days_int})
+
+
+@login_required
+@require_GET
+def review(request: HttpRequest) -> HttpResponse:
+    """Review quality (``inbox.audit.review``): per approver and per agent, over the filters' period."""
+    form = AuditFilterForm(request.GET, user=request.user)
+    if not form.is_valid():
+        return render(request, "audit/review.html", {"form": form, "report": None}, status=400)
+    report = review_quality.review_for(form)
+    query = request.GET.copy()
+    return render(
+        request,
+        "audit/review.html",
+        {
+            "form": form,
+            "report": report,
+            "approver_rows": review_quality.chart_rows(report.approvers),
+            "agent_rows": review_quality.chart_rows(report.agents),
+            "legend": [(review_quality.KIND_CLASSES[k], review_quality.KIND_WORDS[k]) for k in review_quality.KINDS],
+            "query": query.urlencode(),
+        },
+    )
+
+
+@login_required
+@require_GET
+def review_export(request: HttpRequest) -> HttpResponseBase:
+    """The review-quality figures as CSV, signed like the log's exports (``tools/verify_audit_export.py``)."""
+    form = AuditFilterForm(request.GET, user=request.user)
+    if not form.is_valid():
+        field_name, message = form.first_error()
+        refusal = ApplicationError(400, "invalid_filter", message, errors=[{"path": field_name, "message": message}])
+        return refusal.json_response()
+    rows = review_quality.csv_rows(review_quality.review_for(form))
+    content = signed_chunks("csv", csv_chunks(review_quality.CSV_COLUMNS, iter([rows])))
+    response = StreamingHttpResponse(content, content_type=FORMATS["csv"])
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response["Content-Disposition"] = f'attachment; filename="inbox-review-quality-{stamp}.csv"'
+    response["Cache-Control"] = "no-store"
+    return response

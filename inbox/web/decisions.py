@@ -19,6 +19,7 @@ from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.limits import MAX_DB_ID
 from inbox.listing import detail
 from inbox.listing.selectors import ListFilters
+from inbox.models import DecisionVia
 from inbox.web.pages import (
     THEN_NEXT_SESSION_KEY,
     decision_words,
@@ -44,6 +45,7 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
             payload=payload,
             comment=submission.read_comment(request.POST),
             undoable=True,
+            via=DecisionVia.PAGE,
         )
     except ApplicationError as error:
         item.refresh_from_db()
@@ -213,8 +215,10 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         request.session["bulk_result"] = {"error": "Select at least one item first."}
     else:
         try:  # decision_bulk refuses too many items or an over-long comment before deciding anything
+            # A list key (A, D) presses the bulk button with ``via=key``: the items were not on screen either way.
+            via = DecisionVia.LIST_KEY if request.POST.get("via") == "key" else DecisionVia.BULK
             results = decisions.decision_bulk(
-                item_ids=ids, user=request.user, action=action, comment=comment.strip(), undoable=True
+                item_ids=ids, user=request.user, action=action, comment=comment.strip(), undoable=True, via=via
             )
         except ApplicationError as error:
             request.session["bulk_result"] = {"error": error.message}

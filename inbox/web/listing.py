@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from inbox.access import sees_everything, visible_teams, visible_threads
+from inbox.audit.seen import record_seen
 from inbox.core.converters import database_id
 from inbox.core.errors import ApplicationError
 from inbox.limits import MAX_DB_ID, MAX_SAVED_VIEW_NAME
@@ -63,7 +64,17 @@ def _split_pane(request: HttpRequest, filters: ListFilters) -> dict:
     item = detail.item_for_page(user=request.user, pk=pk) if pk is not None else None
     if item is None:
         return {}
+    record_seen(item_id=item.pk, user=request.user)
     return {**item_context(request, item, filters=filters), "pane_shown": True, "page_carried": _carried(request)}
+
+
+@login_required
+@require_POST
+def item_seen(request: HttpRequest, pk: int) -> HttpResponse:
+    """The split view shows a pane it fetched ahead (``X-Pane-Prefetch``): the item is seen from now."""
+    item = item_or_404(request, pk)
+    record_seen(item_id=item.pk, user=request.user)
+    return HttpResponse(status=204)
 
 
 @login_required

@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 
 from inbox.access import locked_by_claim
+from inbox.audit.seen import record_seen
 from inbox.core.converters import database_id
 from inbox.decisions import forms
 from inbox.decisions.rules import is_requester, requester_of
@@ -123,6 +124,11 @@ def is_pane_request(request: HttpRequest) -> bool:
     return request.headers.get("HX-Target") == PANE_TARGET
 
 
+def is_prefetch(request: HttpRequest) -> bool:
+    """Whether the split view fetched this pane ahead, to show it later (split.js sends ``X-Pane-Prefetch``)."""
+    return request.headers.get("X-Pane-Prefetch") == "1"
+
+
 def split_query(filters: ListFilters, item: InboxItem) -> str:
     """The split view's query string with ``item`` shown: the list's filters, and the item."""
     query = filters.querystring()
@@ -137,6 +143,7 @@ def pane_moved_on(request: HttpRequest, *, said: str, following: InboxItem, afte
     if not is_pane_request(request) or request.headers.get("X-Pane-Ahead") != str(following.pk):
         return None
     # _flashes.html draws the Undo toast of the decision too, when it has one (then ``said`` is empty).
+    record_seen(item_id=following.pk, user=request.user)  # the browser shows that pane now
     response = render(request, "inbox/_flashes.html", {"messages": [Message(SUCCESS, said)] if said else []})
     response["X-Pane-Next"] = f"{following.get_absolute_url()}?after={after}"
     return response
@@ -185,6 +192,8 @@ def item_page(
 ) -> HttpResponse:
     """The item page, or, asked for by the list's split view, the same page's body as its pane."""
     context = item_context(request, item, error=error, post=post, extra=extra)
+    if not is_prefetch(request):  # a pane fetched ahead is not shown yet: the browser says when (item_seen)
+        record_seen(item_id=item.pk, user=request.user)
     template = "inbox/_item_pane.html" if is_pane_request(request) else "inbox/item.html"
     response = render(request, template, context, status=status)
     patch_vary_headers(response, ["HX-Target"])  # the same URL answers a page or a pane

@@ -40,7 +40,8 @@
   function fetchAhead(href) {
     var url = new URL(href, location.href);
     if (!ITEM.test(url.pathname) || ahead[url.pathname]) return;
-    var entry = { at: Date.now(), promise: paneRequest(url.pathname) };
+    // Fetched ahead, not shown: the server records the item as seen only when the pane is (seen()).
+    var entry = { at: Date.now(), promise: paneRequest(url.pathname, { headers: { "X-Pane-Prefetch": "1" } }) };
     entry.promise.catch(function () { delete ahead[url.pathname]; });
     ahead[url.pathname] = entry;
   }
@@ -49,7 +50,15 @@
     var entry = ahead[url.pathname];
     delete ahead[url.pathname];
     if (!entry || url.search || Date.now() - entry.at > PREFETCH_MS) return null;
+    seen(url.pathname);
     return entry.promise;
+  }
+
+  // A pane fetched ahead is shown now: the item counts as seen from this moment (review quality).
+  function seen(path) {
+    var headers = {};
+    try { headers = JSON.parse(body.getAttribute("hx-headers") || "{}"); } catch (error) { headers = {}; }
+    fetch(path + "seen/", { method: "POST", credentials: "same-origin", headers: headers }).catch(function () {});
   }
 
   function root() { return pane.querySelector("[data-pane-item]"); }
