@@ -451,7 +451,7 @@ class Decision(models.Model):
     withdrawn_at = models.DateTimeField(null=True, blank=True)
     # How it was made: where the decider was and whether the item's arguments were on their screen
     # (docs/review-quality.md). Empty for decisions recorded before the inbox kept it.
-    via = models.CharField(max_length=16, choices=DecisionVia.choices, blank=True, default="")
+    via = models.CharField(max_length=16, choices=DecisionVia.choices, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["created_at", "id"]
