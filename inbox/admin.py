@@ -23,7 +23,11 @@ from inbox.audit.record import Actor, audit
 from inbox.core.errors import ApplicationError
 from inbox.models import (
     ApiToken,
+    AuditChain,
+    AuditCheckpoint,
     AuditEvent,
+    AuditSeal,
+    AuditVerification,
     AwayStatus,
     Comment,
     ConformanceObservation,
@@ -32,6 +36,8 @@ from inbox.models import (
     EscalationRule,
     InboxItem,
     ItemSearchText,
+    ItemSeen,
+    Notice,
     NotificationPreference,
     Resume,
     Run,
@@ -177,19 +183,8 @@ class ResumeAdmin(ReadOnlyAdmin):
         return (resume.last_error[:80] + "…") if len(resume.last_error) > 80 else resume.last_error
 
 
-@admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "actor_type", "actor_label", "verb", "object_type", "object_id", "agent")
-    list_filter = ("verb", "actor_type", "object_type", "agent")
-    search_fields = ("actor_label", "verb", "object_id", "thread__thread_id")
-    list_select_related = ("agent",)
-    date_hierarchy = "created_at"
-    readonly_fields = ("data_json",)
-    exclude = ("data",)
-
-    @admin.display(description="Data")
-    def data_json(self, event: AuditEvent) -> str:
-        return pretty_json(event.data)
+class AppendOnlyAdmin(admin.ModelAdmin):
+    """Rows the inbox writes and nobody edits: listed and shown, never added, changed or deleted here."""
 
     def get_actions(self, request: HttpRequest) -> dict:
         return {}  # not even "delete selected"
@@ -202,6 +197,60 @@ class AuditEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(AuditSeal)
+class AuditSealAdmin(AppendOnlyAdmin):
+    list_display = ("seq", "event_id", "hash", "sealed_at")
+    search_fields = ("=event_id", "=hash")
+
+
+@admin.register(AuditChain)
+class AuditChainAdmin(AppendOnlyAdmin):
+    list_display = ("head_seq", "head_hash", "sealed_through", "updated_at")
+
+
+@admin.register(AuditCheckpoint)
+class AuditCheckpointAdmin(AppendOnlyAdmin):
+    list_display = ("seq", "hash", "events_purged", "purged_before", "created_at")
+
+
+@admin.register(AuditVerification)
+class AuditVerificationAdmin(AppendOnlyAdmin):
+    list_display = ("started_at", "finished_at", "events_checked", "through_seq", "ok", "event_id", "problem")
+    list_filter = ("ok",)
+
+
+@admin.register(Notice)
+class NoticeAdmin(AppendOnlyAdmin):
+    """The notice outbox: what was sent to whom, its state and last error (docs/teams.md)."""
+
+    list_display = ("created_at", "kind", "channel", "to", "webhook", "state", "attempts", "last_error")
+    list_filter = ("state", "kind", "channel")
+    search_fields = ("to", "subject", "=key")
+    list_select_related = ("webhook",)
+    raw_id_fields = ("user",)
+
+
+@admin.register(ItemSeen)
+class ItemSeenAdmin(AppendOnlyAdmin):
+    list_display = ("first_seen_at", "item", "user")
+    raw_id_fields = ("item", "user")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(AppendOnlyAdmin):
+    list_display = ("created_at", "actor_type", "actor_label", "verb", "object_type", "object_id", "agent")
+    list_filter = ("verb", "actor_type", "object_type", "agent")
+    search_fields = ("actor_label", "verb", "object_id", "thread__thread_id")
+    list_select_related = ("agent",)
+    date_hierarchy = "created_at"
+    readonly_fields = ("data_json",)
+    exclude = ("data",)
+
+    @admin.display(description="Data")
+    def data_json(self, event: AuditEvent) -> str:
+        return pretty_json(event.data)
 
 
 @admin.register(Comment)
