@@ -139,7 +139,7 @@ class ItemProvenanceApi(APIView):
     def get(self, request: Request, pk: int) -> Response:
         item = get_object_or_404(access.visible_items(request.user), pk=pk)
         provenance = item_provenance(item)
-        data = {"item": item.pk, "events": provenance.events, "chain": provenance.chain}
+        data = {"item": item.pk, "events": provenance.events, "chain": provenance.chain, "seen": provenance.seen}
         return Response(ProvenanceSerializer(data).data)
 
 

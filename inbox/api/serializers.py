@@ -286,10 +286,16 @@ class ChainMarkSerializer(serializers.Serializer):
     words = serializers.CharField()
 
 
+class SeenSerializer(serializers.Serializer):
+    user = serializers.CharField()
+    at = serializers.DateTimeField(help_text="When the item page or the split view first showed it to them.")
+
+
 class ProvenanceSerializer(serializers.Serializer):
     """``GET /api/v1/items/<id>/provenance``: the item's audit events in order, each with its place in the audit
-    chain, and what the last verification of the chain said."""
+    chain, what the last verification of the chain said, and who was first shown the item when."""
 
     item = serializers.IntegerField()
     events = ProvenanceEventSerializer(many=True)
     chain = ChainMarkSerializer()
+    seen = SeenSerializer(many=True)

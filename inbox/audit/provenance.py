@@ -1,5 +1,5 @@
 """An item's provenance as the audit log holds it: its run's, its own and its resume's events, each with its place
-in the hash chain, and what the last verification of the chain said about them."""
+in the hash chain, what the last verification of the chain said about them, and who was shown the item when."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db.models import Q
 
-from inbox.models import AuditEvent, AuditSeal, AuditVerification, InboxItem, Resume
+from inbox.models import AuditEvent, AuditSeal, AuditVerification, InboxItem, ItemSeen, Resume
 
 MAX_EVENTS = 200
 
@@ -53,6 +53,7 @@ class ChainMark:
 class Provenance:
     events: list[dict[str, Any]]
     chain: ChainMark
+    seen: list[dict[str, Any]]
 
 
 def item_provenance(item: InboxItem) -> Provenance:
@@ -83,4 +84,10 @@ def item_provenance(item: InboxItem) -> Provenance:
         verification_ok=last.ok if last else None,
         problem=last.problem if last else "",
     )
-    return Provenance(events, mark)
+    seen = [
+        {"user": username, "at": at}
+        for username, at in ItemSeen.objects.filter(item=item)
+        .order_by("first_seen_at", "id")
+        .values_list("user__username", "first_seen_at")[:MAX_EVENTS]
+    ]
+    return Provenance(events, mark, seen)

@@ -15,4 +15,4 @@ register = template.Library()
 @register.inclusion_tag("audit/_item_provenance.html")
 def item_provenance_card(item: InboxItem) -> dict[str, Any]:
     provenance = item_provenance(item)
-    return {"item": item, "events": provenance.events, "chain": provenance.chain}
+    return {"item": item, "events": provenance.events, "chain": provenance.chain, "seen": provenance.seen}

@@ -41,6 +41,9 @@ def test_the_api_lists_the_items_events_with_their_seals_and_the_verification(de
 
     page = client.get(decided.get_absolute_url()).content.decode()
     assert "Sealed in the audit chain and verified through seal" in page
+    seen = client.get(f"/api/v1/items/{decided.pk}/provenance").json()["seen"]
+    assert [look["user"] for look in seen] == ["alice"]  # the page just shown to her
+    assert "Shown to <strong>alice</strong>" in page
     for event in after["events"]:
         assert f'data-provenance-event="{event["id"]}"' in page
 
