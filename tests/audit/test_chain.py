@@ -155,9 +155,8 @@ def test_the_command_exits_non_zero_naming_the_event(log) -> None:
         call_command("audit_verify", "--quiet")
 
 
+@pytest.mark.postgresql  # the append-only triggers are PostgreSQL's; on SQLite the chain alone holds
 def test_postgresql_refuses_to_change_a_seal_or_delete_one_outside_a_purge(log) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("the append-only triggers are PostgreSQL's; SQLite is covered by the chain itself")
     from django.db import DatabaseError, transaction
 
     for sql in ("UPDATE inbox_auditseal SET hash = 'x'", "DELETE FROM inbox_auditseal", "DELETE FROM inbox_auditevent"):
@@ -185,12 +184,11 @@ def test_an_export_with_one_changed_byte_fails_the_offline_verifier(log, staff, 
     assert [int(row["seal_seq"]) for row in rows] == list(range(1, len(log) + 1))
 
 
+@pytest.mark.postgresql  # SQLite has one writer at a time: no event can commit below another there
 @pytest.mark.django_db(transaction=True)
 def test_an_event_that_commits_late_below_a_newer_one_is_sealed_not_skipped(agent) -> None:
     """A writer that took an id and has not committed holds the sealer off (200 ms at most, then the pass seals
     nothing); once it commits, both events are sealed in id order."""
-    if connection.vendor != "postgresql":
-        pytest.skip("SQLite has one writer at a time: no event can commit below another")
     import threading
 
     from django.db import connections, transaction

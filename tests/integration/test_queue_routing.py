@@ -66,7 +66,7 @@ def test_each_task_goes_to_the_queue_of_its_urgency():
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)
 def test_an_escalation_fires_on_time_while_a_thousand_resume_messages_wait(
-    start_worker, make_agent, alice, scripted, settings
+    start_worker, make_agent, alice, staff, scripted, settings
 ):
     settings.INBOX_UNDO_SECONDS = 0
     slow = scripted(Reply(stream=[b"", 3.0]))  # takes 3 s over every resume
@@ -78,7 +78,8 @@ def test_an_escalation_fires_on_time_while_a_thousand_resume_messages_wait(
         app.send_task("inbox.tasks.dispatch_resume", args=[10**9 + missing])
 
     finance = TeamFactory(name="Finance leads")
-    EscalationRule.objects.create(team=alice.groups.get(), after_minutes=1, to_team=finance)
+    # Finance decides nothing of alice's team: a rule that gives it the items is staff's to set.
+    EscalationRule.objects.create(team=alice.groups.get(), after_minutes=1, to_team=finance, created_by=staff)
     item = interrupted_run(agent, "escalate-me", "run-escalate", 60).items.get()
 
     env = {"INBOX_ESCALATION_SWEEP_SECONDS": "1", "INBOX_RECOVERY_SWEEP_SECONDS": "60"}
