@@ -96,7 +96,7 @@ def test_a_pool_with_every_connection_lent_out_is_not_an_outage(small_pool, clie
     finally:
         for conn in held:
             small_pool.putconn(conn)
-    assert client.get("/api/v1/items", HTTP_AUTHORIZATION="Token whatever").status_code == 403  # served again
+    assert client.get("/api/v1/items", HTTP_AUTHORIZATION="Token whatever").status_code == 401  # served again
     assert _connections_to_this_database() <= 2
 
 
