@@ -348,7 +348,11 @@ class NoticeScenarios:
             Snooze.objects.create(user=ann, item=item, until=timezone.now() + timedelta(seconds=2))
         escalated = items[:8]
         InboxItem.objects.filter(pk__in=escalated).update(created_at=timezone.now() - timedelta(hours=1))
-        rule = EscalationRule.objects.create(team=Group.objects.get(name="ops"), after_minutes=30, to_user=dan)
+        # dan decides nothing of ops': a rule that hands him its items is staff's to set (and fires only then).
+        staff, _ = User.objects.get_or_create(username="faults-staff", defaults={"is_staff": True})
+        rule = EscalationRule.objects.create(
+            team=Group.objects.get(name="ops"), after_minutes=30, to_user=dan, created_by=staff
+        )
 
         def fired() -> bool:
             close_old_connections()
