@@ -254,13 +254,13 @@ class NoticeScenarios:
 
         row = Row("notices-kill", "both workers SIGKILLed mid-burst: every announcement arrives, once")
         sinks = self._notice_setup()
-        sinks.mail_delay = 0.3  # e-mails take a while: the kill lands while some are being sent
+        sinks.mail_delay = 0.5  # e-mails take a while: the kill lands while some are being sent
         started = time.monotonic()
         items = self._notice_runs(row, 20)
         try:
-            wait_until(
+            wait_until(  # the announcement waits for its batch, then its task's turn in the notifications queue
                 lambda: Notice.objects.filter(state="sending").exists(),
-                timeout=5,
+                timeout=20,
                 what="a notice in flight",
                 interval=0.02,
             )
