@@ -52,6 +52,8 @@ def main() -> None:
         from django.contrib.auth.models import User
         from django.core.management import call_command
 
+        from config import queues
+
         call_command("migrate", verbosity=0)
         from agents.models import Agent
         from inbox.decisions.services import decision_submit
@@ -80,7 +82,7 @@ def main() -> None:
                     "--pool=solo",
                     "--loglevel=WARNING",
                     "-Q",
-                    settings.CELERY_TASK_DEFAULT_QUEUE,
+                    ",".join(queues.every()),  # every queue, as make run's worker
                     "-n",
                     f"bench-{os.getpid()}@%h",
                 ],
