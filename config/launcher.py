@@ -33,6 +33,24 @@ RESET = "\033[0m"
 PR_SET_PDEATHSIG = 1
 
 
+def celery_worker(name: str, log_level: str, consumed: list[str], pool: str) -> list[str]:
+    """The command of a Celery worker called ``name`` consuming ``consumed``."""
+    return [
+        PY,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        f"--loglevel={log_level}",
+        pool,
+        "-Q",
+        ",".join(consumed),
+        "-n",
+        f"{name}@%h",
+    ]
+
+
 def _die_with_parent() -> Callable[[], None] | None:
     """A ``preexec_fn`` asking the kernel to send SIGTERM to the child when the launcher dies (Linux only).
 
@@ -346,36 +364,10 @@ def main() -> int:
             str(web_processes()),
         ],
         # Every queue, deadlines included (a free process takes whatever is waiting)...
-        "worker": [
-            PY,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            f"--loglevel={log_level}",
-            "--concurrency=2",
-            "-Q",
-            ",".join(queues.every()),
-            "-n",
-            f"worker-{port}@%h",
-        ],
+        "worker": celery_worker(f"worker-{port}", log_level, queues.every(), "--concurrency=2"),
         # ...and one process for the deadlines alone: Redis serves a worker's queues in turn, not in -Q order, so
         # only a worker of their own never makes an expiry or an escalation wait behind a resume or an e-mail.
-        "deadlines": [
-            PY,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            f"--loglevel={log_level}",
-            "--pool=solo",
-            "-Q",
-            queues.name("deadlines"),
-            "-n",
-            f"deadlines-{port}@%h",
-        ],
+        "deadlines": celery_worker(f"deadlines-{port}", log_level, [queues.name("deadlines")], "--pool=solo"),
         "beat": [
             PY,
             "-m",
