@@ -261,6 +261,7 @@ FAULTS = {
     "unknown_result": "answers the resume with a TOOL_CALL_RESULT for a toolCallId nobody named",
     "cut_after_execute": "executes the approved call, then closes its reply before RUN_FINISHED",
     "silent_after_execute": "executes the approved call, then answers nothing at all (no headers)",
+    # As Pydantic AI does, these two 1.0 outcomes go only to a client that declared AG-UI 1.0 (protocolVersion).
     "cancelled": "ends the resumed run with outcome {type: cancelled}",
     "pending_calls": "ends the resumed run with success naming pendingToolCallIds",
     "subagent": "raises the interrupt from a subagent (subagentRunId)",
@@ -400,9 +401,10 @@ class FaultyAgent(LoopbackServer):
             "runId": run_id,
             "outcome": {"type": "success"},
         }
-        if self.mode == "cancelled":
+        declares_1_0 = body.get("protocolVersion") == "1.0"
+        if self.mode == "cancelled" and declares_1_0:
             finished["outcome"] = {"type": "cancelled"}
-        if self.mode == "pending_calls":
+        if self.mode == "pending_calls" and declares_1_0:
             events += [
                 {"type": "TOOL_CALL_START", "toolCallId": "tc-front-1", "toolCallName": "showChart"},
                 {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-front-1", "delta": "{}"},

@@ -251,10 +251,13 @@ def test_a_cancelled_outcome_is_stored_and_reported_as_cancelled(agent_for, alic
 
 
 def test_pending_tool_call_ids_on_success_are_kept_and_shown(agent_for, alice, client):
-    agent_for("pending_calls")
+    """The agent sends them, as Pydantic AI does, only to a client that declares AG-UI 1.0: the inbox does, on the
+    input that starts a run and on the resume."""
+    server = agent_for("pending_calls")
     run = started(client, "pending_calls")
     resume = answer(run, alice)
     assert resume_dispatch(resume_id=resume.pk) == "delivered"
+    assert [body["protocolVersion"] for body in server.received] == ["1.0", "1.0"]
     resume.refresh_from_db()
     assert resume.resumed_run.pending_tool_call_ids == ["tc-front-1"]
     assert "tc-front-1" in seen(client, "pending_calls", "run_outcome")["success_pending_calls"]["detail"]
