@@ -43,7 +43,9 @@ class AgentCallError(Exception):
     ``kind`` says what went wrong (``transport``, ``http_status``, ``not_event_stream``, ``timeout`` (silent
     past the read timeout), ``deadline``, ``over_limits``, ``invalid_event``, ``ended_early``); ``event_index``
     is the index of the event at fault, when one is; ``accepted`` is True once the agent had answered 200 with
-    an event stream (it took the input: what it did with it is unknown).
+    an event stream (it took the input: what it did with it is unknown); ``events`` holds the events read before
+    the failure (each a valid AG-UI event but the last, which may be the one at fault), so what the agent did
+    report (a TOOL_CALL_RESULT before a cut, say) is not lost with the rest of the reply.
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class AgentCallError(Exception):
         kind: str = "transport",
         event_index: int | None = None,
         accepted: bool = False,
+        events: list[dict] | None = None,
     ):
         super().__init__(message)
         self.message = message
@@ -63,6 +66,7 @@ class AgentCallError(Exception):
         self.kind = kind
         self.event_index = event_index
         self.accepted = accepted
+        self.events: list[dict] = events or []
 
 
 def _timeout() -> httpx.Timeout:
@@ -112,6 +116,7 @@ def _post_and_read(
     started = time.monotonic()
     headers = {**request_headers(agent), **destination.headers}
     accepted = False
+    received: list[dict] = []  # the reply's events as they are read, kept when the reply fails part-way
     try:
         with http.stream(
             "POST", destination.url, json=run_input, headers=headers, extensions=destination.extensions
@@ -142,9 +147,10 @@ def _post_and_read(
                     kind="not_event_stream",
                 )
             accepted = True
-            return _read_events(_data_payloads(response, started=started))
+            return _read_events(_data_payloads(response, started=started), received)
     except AgentCallError as error:
         error.accepted = error.accepted or accepted
+        error.events = error.events or list(received)
         raise
     except httpx.ReadTimeout:
         # Silent for longer than the read timeout (it hangs), with the whole input sent: it may be working on it.
@@ -156,7 +162,9 @@ def _post_and_read(
                 f"The agent at {url} was sent the input and did not answer within {read:g} s (the read timeout); "
                 "it may still act on it."
             )
-        raise AgentCallError(message, retryable=False, kind="timeout", accepted=accepted) from None
+        raise AgentCallError(
+            message, retryable=False, kind="timeout", accepted=accepted, events=list(received)
+        ) from None
     except httpx.TimeoutException as exc:
         # A connect, write or pool timeout: the agent never had the whole input.
         raise AgentCallError(
@@ -164,11 +172,15 @@ def _post_and_read(
             retryable=True,
             kind="transport",
             accepted=accepted,
+            events=list(received),
         ) from None
     except httpx.TransportError as exc:
         # Connection refused, reset, DNS, a stream cut mid-body: nothing was answered, so resend later.
         raise AgentCallError(
-            f"Could not reach the agent at {url}: {exc or type(exc).__name__}", retryable=True, accepted=accepted
+            f"Could not reach the agent at {url}: {exc or type(exc).__name__}",
+            retryable=True,
+            accepted=accepted,
+            events=list(received),
         ) from None
 
 
@@ -251,8 +263,8 @@ def _data_payloads(response: httpx.Response, *, started: float) -> Iterator[str]
         yield "\n".join(data)
 
 
-def _read_events(payloads: Iterator[str]) -> list[dict]:
-    events: list[dict] = []
+def _read_events(payloads: Iterator[str], events: list[dict]) -> list[dict]:
+    """Read the payloads into ``events`` (the caller's list: it keeps what was read when this raises)."""
     max_events = settings.INBOX_AGENT_REPLY_MAX_EVENTS
     for data in payloads:
         if not data:

@@ -20,6 +20,7 @@ from typing import Any
 
 import jsonschema
 from ag_ui.core import (
+    PROTOCOL_VERSION,
     AssistantMessage,
     BaseEvent,
     FunctionCall,
@@ -87,6 +88,11 @@ def _id(prefix: str) -> str:
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _started(thread_id: str, run_id: str) -> RunStartedEvent:
+    """RUN_STARTED declaring the AG-UI version this agent speaks (1.0: a producer of it must declare it)."""
+    return RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION)
 
 
 class DemoAgent:
@@ -212,7 +218,7 @@ class DemoAgent:
         step: str = "email",
         prefix: list[BaseEvent] | None = None,
     ) -> list[BaseEvent]:
-        events: list[BaseEvent] = [RunStartedEvent(thread_id=thread_id, run_id=run_id), *(prefix or [])]
+        events: list[BaseEvent] = [_started(thread_id, run_id), *(prefix or [])]
         message_id = _id("msg")
         events += self._text(message_id, text)
         tool_calls = []
@@ -259,7 +265,7 @@ class DemoAgent:
     def _ask_filing(self, thread: dict, thread_id: str, run_id: str, ttl: float | None) -> list[BaseEvent]:
         message_id = _id("msg")
         text = "I need the quarterly filing details before I can file."
-        events: list[BaseEvent] = [RunStartedEvent(thread_id=thread_id, run_id=run_id), *self._text(message_id, text)]
+        events: list[BaseEvent] = [_started(thread_id, run_id), *self._text(message_id, text)]
         expires_at = self._expiry(ttl, timedelta(hours=1))
         interrupt = Interrupt(
             id=_id("int"),
@@ -309,7 +315,7 @@ class DemoAgent:
         message_id = _id("msg")
         thread["messages"].append(AssistantMessage(id=message_id, role="assistant", content=text))
         return [
-            RunStartedEvent(thread_id=thread_id, run_id=run_id),
+            _started(thread_id, run_id),
             *prefix,
             *self._text(message_id, text),
             StateSnapshotEvent(snapshot=self._state(thread)),
@@ -325,7 +331,7 @@ class DemoAgent:
         )
         events: list[BaseEvent] = []
         if thread_id and run_id:
-            events.append(RunStartedEvent(thread_id=thread_id, run_id=run_id))
+            events.append(_started(thread_id, run_id))
         return [*events, RunErrorEvent(message=message, code=code)]
 
     # --- resumes ---------------------------------------------------------------------------------
@@ -488,7 +494,7 @@ class DemoAgent:
         }
         thread["messages"].append(AssistantMessage(id=message_id, role="assistant", content=text))
         return [
-            RunStartedEvent(thread_id=thread_id, run_id=run_id),
+            _started(thread_id, run_id),
             *prefix,
             *self._text(message_id, text),
             *self._interrupt_finish(thread, thread_id, run_id),

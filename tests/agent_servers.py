@@ -261,10 +261,20 @@ FAULTS = {
     "unknown_result": "answers the resume with a TOOL_CALL_RESULT for a toolCallId nobody named",
     "cut_after_execute": "executes the approved call, then closes its reply before RUN_FINISHED",
     "silent_after_execute": "executes the approved call, then answers nothing at all (no headers)",
+    # As Pydantic AI does, these two 1.0 outcomes go only to a client that declared AG-UI 1.0 (protocolVersion).
     "cancelled": "ends the resumed run with outcome {type: cancelled}",
     "pending_calls": "ends the resumed run with success naming pendingToolCallIds",
     "subagent": "raises the interrupt from a subagent (subagentRunId)",
     "proof": "issues a proof in metadata.ag2.proof and refuses a resume that does not echo it",
+    "expired": "an interrupt whose expiresAt is already past when it arrives",
+    "thread_id_as_id": "uses the threadId as the interrupt id",
+    "unmatched_call": "a tool_call interrupt whose toolCallId names no call it proposed",
+    "no_snapshots": "sends neither STATE_SNAPSHOT nor MESSAGES_SNAPSHOT before its interrupt",
+    "reemit": "re-emits the original TOOL_CALL_START/ARGS/END in the resumed run",
+    "no_result": "executes the approved call and sends no TOOL_CALL_RESULT for it",
+    "bare_error": "answers the resume with a bare RUN_ERROR, no RUN_STARTED (and executes nothing)",
+    "reply_duplicate_ids": "executes the approved call, sends its result, then pauses with two interrupts sharing an id",
+    "reused_id": "executes the approved call, sends its result, then pauses again with the first interrupt's id",
 }
 
 
@@ -312,6 +322,12 @@ class FaultyAgent(LoopbackServer):
         }
         if self.mode == "subagent":
             interrupt["subagentRunId"] = "sub-run-7"
+        if self.mode == "expired":
+            interrupt["expiresAt"] = "2000-01-01T00:00:00Z"
+        if self.mode == "thread_id_as_id":
+            interrupt["id"] = thread_id
+        if self.mode == "unmatched_call":
+            interrupt["toolCallId"] = "tc-never-proposed"
         if self.mode == "proof":
             interrupt["metadata"] = {"ag2": {"proof": f"proof-{interrupt['id']}"}}
         interrupts = [interrupt]
@@ -336,8 +352,20 @@ class FaultyAgent(LoopbackServer):
         outcome: dict = {"type": "interrupt", "interrupts": interrupts}
         if self.mode == "error_outcome":
             outcome = {"type": "error", "message": "the model is down"}
+        snapshots = [
+            {"type": "STATE_SNAPSHOT", "snapshot": {"open": list(thread["open"])}},
+            {"type": "MESSAGES_SNAPSHOT", "messages": list(thread["messages"])},
+        ]
         return [
             {"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id},
+            *self._call_events(call_id, args, message_id),
+            *(snapshots if self.mode != "no_snapshots" else []),
+            {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id, "outcome": outcome},
+        ]
+
+    @staticmethod
+    def _call_events(call_id: str, args: dict, message_id: str) -> list[dict]:
+        return [
             {
                 "type": "TOOL_CALL_START",
                 "toolCallId": call_id,
@@ -346,9 +374,6 @@ class FaultyAgent(LoopbackServer):
             },
             {"type": "TOOL_CALL_ARGS", "toolCallId": call_id, "delta": json.dumps(args)},
             {"type": "TOOL_CALL_END", "toolCallId": call_id},
-            {"type": "STATE_SNAPSHOT", "snapshot": {"open": list(thread["open"])}},
-            {"type": "MESSAGES_SNAPSHOT", "messages": list(thread["messages"])},
-            {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id, "outcome": outcome},
         ]
 
     def _resume(self, body: dict, thread_id: str, run_id: str) -> tuple[list[dict], str]:
@@ -367,17 +392,21 @@ class FaultyAgent(LoopbackServer):
                 issued = thread["open"][entry["interruptId"]]["interrupt"]["metadata"]["ag2"]["proof"]
                 if ((entry.get("metadata") or {}).get("ag2") or {}).get("proof") != issued:
                     return self._error(thread_id, run_id, "INTERRUPT_NOT_PROVEN: the resume carries no proof"), ""
+        if self.mode == "bare_error":
+            return [{"type": "RUN_ERROR", "message": "the model is down", "code": "model_down"}], ""
         opened, thread["open"] = thread["open"], {}
         events: list[dict] = [{"type": "RUN_STARTED", "threadId": thread_id, "runId": run_id}]
         for entry in entries:
             interrupt = opened[entry["interruptId"]]["interrupt"]
             call_id = interrupt["toolCallId"]
             approved = entry.get("status") == "resolved" and (entry.get("payload") or {}).get("approved") is True
+            if self.mode == "reemit":
+                events += self._call_events(call_id, opened[entry["interruptId"]]["args"], self._id("msg"))
             if approved:
                 self.executed.append({"toolCallId": call_id, "args": opened[entry["interruptId"]]["args"]})
             if self.mode == "unknown_result":
                 call_id = "tc-nobody-named"
-            if entry.get("status") == "resolved":
+            if entry.get("status") == "resolved" and self.mode != "no_result":
                 content = json.dumps({"sent": approved})
                 result_id = self._id("result")
                 events.append(
@@ -400,9 +429,10 @@ class FaultyAgent(LoopbackServer):
             "runId": run_id,
             "outcome": {"type": "success"},
         }
-        if self.mode == "cancelled":
+        declares_1_0 = body.get("protocolVersion") == "1.0"
+        if self.mode == "cancelled" and declares_1_0:
             finished["outcome"] = {"type": "cancelled"}
-        if self.mode == "pending_calls":
+        if self.mode == "pending_calls" and declares_1_0:
             events += [
                 {"type": "TOOL_CALL_START", "toolCallId": "tc-front-1", "toolCallName": "showChart"},
                 {"type": "TOOL_CALL_ARGS", "toolCallId": "tc-front-1", "delta": "{}"},
@@ -411,6 +441,18 @@ class FaultyAgent(LoopbackServer):
             finished["outcome"] = {"type": "success", "pendingToolCallIds": ["tc-front-1"]}
         if self.mode == "other_thread":
             events[0]["threadId"] = finished["threadId"] = "some-other-thread"
+        if self.mode in ("reply_duplicate_ids", "reused_id"):
+            # It pauses again, asking for input: under an id used twice, or under the id it used before.
+            again = {
+                "id": ids[0] if self.mode == "reused_id" else self._id("int"),
+                "reason": "input_required",
+                "message": "Anything else to send?",
+                "responseSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+            }
+            thread["open"] = {again["id"]: {"interrupt": again, "args": {}}}
+            twice = [again, {**again, "message": "And again?"}] if self.mode == "reply_duplicate_ids" else [again]
+            finished["outcome"] = {"type": "interrupt", "interrupts": twice}
+            events.append({"type": "STATE_SNAPSHOT", "snapshot": {"open": list(thread["open"])}})
         # The history again, as a replay-style agent sends it: the original assistant message and its toolCalls.
         events += [{"type": "MESSAGES_SNAPSHOT", "messages": list(thread["messages"])}, finished]
         return events, ""

@@ -27,7 +27,8 @@ class ItemSerializer(serializers.ModelSerializer):
     claimedBy = serializers.SerializerMethodField()
     delivery = serializers.SerializerMethodField(
         help_text="Where the answer is on its way back to the agent (null while the item is open): state (queued, "
-        "sending, retrying, delivered, delivered-result-unknown, failed, expired, waiting, none), label, sentence, "
+        "sending, retrying, delivered, delivered-reply-broke-protocol, delivered-result-unknown, failed, expired, waiting, "
+        "none), label, sentence, "
         "attempts, lastError, nextTryAt, deliveredAt, needsPerson, and ahead: while the answer is due and waits to be "
         "sent, how many answers due before it wait too (delivery is behind; counted up to 10,000), else null."
     )

@@ -44,11 +44,21 @@ def record_run(
     """Write the observations of one stored run (``observe_run``). ``reused_ids``: the run's interrupt ids that
     earlier runs of the thread already used (the ingest reads them with the thread's open items);
     ``superseded``: the open items of the thread this run closed by finishing without a resume (rule 4)."""
-    save(
-        agent_id=run.agent_id,
-        run=run,
-        observations=observe_run(run=run, record=record, items=items, reused_ids=reused_ids, superseded=superseded),
-    )
+    observations = observe_run(run=run, record=record, items=items, reused_ids=reused_ids, superseded=superseded)
+    save(agent_id=run.agent_id, run=run, observations=observations)
+    reused = [o.detail for o in observations if (o.behaviour, o.variant) == ("interrupt_id_unique", "reused")]
+    if reused:
+        _retract_unique(run.agent_id, reused)
+
+
+def _retract_unique(agent_id: int, reused: list[str]) -> None:
+    """An id the report showed as "new on the thread" was reused since: that line is no longer true, so it goes
+    (the next run with a new id writes it again). The report never shows one id both unique and reused."""
+    deleted, _ = ConformanceObservation.objects.filter(
+        agent_id=agent_id, behaviour="interrupt_id_unique", variant="unique", detail__in=reused
+    ).delete()
+    if deleted:
+        _written.pop((agent_id, "interrupt_id_unique", "unique"), None)
 
 
 def observe_run(
@@ -76,7 +86,7 @@ def observe_run(
         found.append(_snapshots(record))
         proposed = {call.get("id") for call in record.tool_calls}
         for interrupt, item in zip(record.interrupts, items, strict=True):
-            found.extend(_interrupt(interrupt, item, proposed, reused_ids, record.thread_id))
+            found.extend(_interrupt(interrupt, item, proposed, reused_ids, record.thread_id, arrived=run.created_at))
     return found
 
 
@@ -86,28 +96,11 @@ def record_resume(*, resume: Resume, resumed: Run, record: RunRecord, items: lis
     found: list[Observation] = []
     failed = record.outcome == Run.Outcome.ERROR
     found.append(Observation("same_thread", "same", record.thread_id))
-    results = {result["toolCallId"] for result in record.tool_results}
-    for item in items:
-        if not item.linked_call_id or failed:
-            continue
-        # Any approval shape (``{"approved": true}``, a bare ``true``, edits), as the item's outcome reads it.
-        approved = outcome_of(item.status, item.response_payload) in ("approved", "approved_with_edits")
-        if item.linked_call_id != item.tool_call_id and item.linked_call_id in results:
-            found.append(
-                Observation(
-                    "tool_result_filing", "named_call", f"{item.interrupt_id}: result for {item.linked_call_id}"
-                )
-            )
-        elif item.tool_call_id and item.tool_call_id in results:
-            found.append(
-                Observation(
-                    "tool_result_filing", "original_call", f"{item.interrupt_id}: result for {item.tool_call_id}"
-                )
-            )
-        elif approved:
-            found.append(
-                Observation("tool_result_filing", "missing", f"{item.interrupt_id}: approved, no TOOL_CALL_RESULT")
-            )
+    if not failed:
+        # A result filed from an earlier reply to this resume (cut after it reported it) counts: it was sent.
+        earlier = {str(item.tool_result.get("toolCallId")) for item in items if isinstance(item.tool_result, dict)}
+        results = {result["toolCallId"] for result in record.tool_results} | earlier
+        found.extend(_filing(items, results, missing=True))
     found.extend(_unknown_results(resume, record, items))
     original = {call.get("id") for call in resume.run.tool_calls}
     if original and not failed:
@@ -129,6 +122,42 @@ def record_resume(*, resume: Resume, resumed: Run, record: RunRecord, items: lis
         else:
             found.append(Observation("replay", "answered", f"attempt {resume.attempts} answered {record.outcome}"))
     save(agent_id=resumed.agent_id, run=resumed, observations=found)
+
+
+def _filing(items: list[InboxItem], results: set[str], *, missing: bool) -> list[Observation]:
+    """Where each item's TOOL_CALL_RESULT went (``results``: the toolCallIds reported), and, with ``missing``, an
+    approved call that got none."""
+    found = []
+    for item in items:
+        if not item.linked_call_id:
+            continue
+        # Any approval shape (``{"approved": true}``, a bare ``true``, edits), as the item's outcome reads it.
+        approved = outcome_of(item.status, item.response_payload) in ("approved", "approved_with_edits")
+        if item.linked_call_id != item.tool_call_id and item.linked_call_id in results:
+            found.append(
+                Observation(
+                    "tool_result_filing", "named_call", f"{item.interrupt_id}: result for {item.linked_call_id}"
+                )
+            )
+        elif item.tool_call_id and item.tool_call_id in results:
+            found.append(
+                Observation(
+                    "tool_result_filing", "original_call", f"{item.interrupt_id}: result for {item.tool_call_id}"
+                )
+            )
+        elif approved and missing:
+            found.append(
+                Observation("tool_result_filing", "missing", f"{item.interrupt_id}: approved, no TOOL_CALL_RESULT")
+            )
+    return found
+
+
+def record_partial_results(*, resume: Resume, items: list[InboxItem], results: list[dict], run_id: str) -> None:
+    """Where the results of a reply the inbox could not read whole (cut, or breaking the protocol) went: only
+    what it did report (nothing is "missing" from a reply that did not end as a run)."""
+    reported = {result["toolCallId"] for result in results}
+    found = _filing(items, reported, missing=False)
+    save(agent_id=resume.agent_id, run=None, observations=found, evidence_run_id=run_id)
 
 
 def _event_index(record: RunRecord, kind: str, key: str, value: str) -> int | None:
@@ -228,7 +257,9 @@ def _snapshots(record: RunRecord) -> Observation:
     return Observation("boundary_snapshots", variant, "")
 
 
-def _interrupt(interrupt, item: InboxItem, proposed: set, reused: set, thread_id: str) -> list[Observation]:
+def _interrupt(
+    interrupt, item: InboxItem, proposed: set, reused: set, thread_id: str, *, arrived: datetime
+) -> list[Observation]:
     found: list[Observation] = []
     name = interrupt.id
     reason = interrupt.reason
@@ -258,7 +289,13 @@ def _interrupt(interrupt, item: InboxItem, proposed: set, reused: set, thread_id
         found.append(
             Observation("response_schema", "absent_input_required" if reason == "input_required" else "absent", name)
         )
-    found.append(Observation("expires_at", "defaulted" if interrupt.expires_at is None else "set", name))
+    if interrupt.expires_at is None:
+        found.append(Observation("expires_at", "defaulted", name))
+    elif interrupt.expires_at <= arrived:
+        detail = f"{name}: expiresAt {interrupt.expires_at.isoformat()}, arrived {arrived.isoformat()}"
+        found.append(Observation("expires_at", "expired_on_arrival", detail))
+    else:
+        found.append(Observation("expires_at", "set", name))
     if interrupt.id == thread_id:
         found.append(Observation("interrupt_id_unique", "thread_id", name))
     elif interrupt.id in reused:

@@ -154,6 +154,11 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "expiresAt (optional, ISO 8601) bounds when a resume is still accepted.",
         (
             Variant("set", CONFORMS, "set expiresAt"),
+            Variant(
+                "expired_on_arrival",
+                DEVIATES,
+                "set an expiresAt already past when the run arrived: nobody could answer it (the item closed expired)",
+            ),
             Variant("defaulted", NOTE, "set no expiresAt; the agent's default TTL applied"),
             Variant("invalid", DEVIATES, "set an expiresAt that is not an ISO 8601 date-time (the run was refused)"),
         ),
@@ -196,7 +201,11 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "RUN_ERROR is the sole error event; it ends a run that RUN_STARTED opened.",
         (
             Variant("with_run_started", CONFORMS, "answered RUN_ERROR after RUN_STARTED"),
-            Variant("bare", NOTE, "answered a bare RUN_ERROR with no RUN_STARTED"),
+            Variant(
+                "bare",
+                DEVIATES,
+                "answered a bare RUN_ERROR with no RUN_STARTED: every run opens with RUN_STARTED, an error run too",
+            ),
         ),
     ),
     Behaviour(
@@ -287,8 +296,9 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
             ),
             Variant(
                 "ended_early",
-                NOTE,
-                "closed its stream before RUN_FINISHED or RUN_ERROR (a crash, or a connection cut on the way)",
+                DEVIATES,
+                "closed its stream before RUN_FINISHED or RUN_ERROR (a crash, or a connection cut on the way); the "
+                "tool results it sent before the cut are kept",
             ),
             Variant(
                 "past_deadline",

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from ag_ui.core import RunAgentInput, UserMessage
+from ag_ui.core import PROTOCOL_VERSION, RunAgentInput, UserMessage
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -38,7 +38,8 @@ class StartedRun:
 
 
 def build_start_input(*, agent: Agent, thread_id: str, message: str) -> dict[str, Any]:
-    """A RunAgentInput carrying the user's message after the thread's last known conversation and state."""
+    """A RunAgentInput carrying the user's message after the thread's last known conversation and state, declaring
+    the AG-UI version the inbox speaks (``protocolVersion``, see ``inbox.resumes.input``)."""
     last = (
         Run.objects.filter(thread__agent=agent, thread__thread_id=thread_id, messages_snapshot__isnull=False)
         .order_by("-created_at", "-pk")
@@ -51,6 +52,7 @@ def build_start_input(*, agent: Agent, thread_id: str, message: str) -> dict[str
         {
             "threadId": thread_id,
             "runId": f"run-{uuid.uuid4().hex}",
+            "protocolVersion": PROTOCOL_VERSION,
             "state": state,
             "messages": history,
             "tools": [],

@@ -8,7 +8,16 @@ import json
 import uuid
 from typing import Any
 
-from ag_ui.core import AssistantMessage, FunctionCall, Message, ResumeEntry, RunAgentInput, ToolCall, ToolMessage
+from ag_ui.core import (
+    PROTOCOL_VERSION,
+    AssistantMessage,
+    FunctionCall,
+    Message,
+    ResumeEntry,
+    RunAgentInput,
+    ToolCall,
+    ToolMessage,
+)
 from pydantic import TypeAdapter
 
 from inbox.models import InboxItem, Run
@@ -45,7 +54,9 @@ def build_resume_input(*, run: Run, items: list[InboxItem], next_run_id: str) ->
     """The RunAgentInput answering every interrupt of ``run`` (``items`` in position order), camelCase
     exactly as the SDK serializes it. Replay-style continuation: ``messages`` as ``resume_messages`` says,
     ``state`` from the interrupted run's STATE_SNAPSHOT ({} without one); tools, context and
-    forwardedProps are always present."""
+    forwardedProps are always present, and ``protocolVersion`` declares the AG-UI version the inbox speaks
+    (``ag_ui.core.PROTOCOL_VERSION``, "1.0"): agents give 1.0 features (``pendingToolCallIds``, the ``cancelled``
+    outcome) only to clients that declare it."""
     entries = []
     for item in items:
         metadata = echoed_metadata(item.metadata)
@@ -63,6 +74,7 @@ def build_resume_input(*, run: Run, items: list[InboxItem], next_run_id: str) ->
         {
             "threadId": run.thread.thread_id,
             "runId": next_run_id,
+            "protocolVersion": PROTOCOL_VERSION,
             "state": run.state_snapshot if run.state_snapshot is not None else {},
             "messages": [],
             "tools": [],

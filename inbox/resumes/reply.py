@@ -1,10 +1,15 @@
 """Reading the agent's reply to a resume, once the outbox (``inbox.resumes.services``) has it as a
 ``RunRecord``: re-emitted tool calls are flagged, and each TOOL_CALL_RESULT completes the trail of the item
-whose call it answers."""
+whose call it answers -- also from a reply that was cut or broke the protocol (``reported_results``): what the
+agent did report is kept."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from ag_ui.core import ToolCallResultEvent
 from django.utils import timezone
+from pydantic import ValidationError
 
 from inbox.agui.reader import RunRecord
 from inbox.audit.record import Actor, audit
@@ -21,12 +26,30 @@ def mark_reemitted(record: RunRecord, interrupted: Run) -> None:
             call["reemitted"] = True
 
 
-def record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord, actor: Actor) -> list[InboxItem]:
+def reported_results(raw_events: list[Any]) -> list[dict]:
+    """The TOOL_CALL_RESULTs of a reply the inbox could not read whole (cut, or breaking the protocol), each one
+    the SDK accepts, as ``RunRecord.tool_results`` entries: the agent reported them, whatever came after."""
+    found = []
+    for raw in raw_events:
+        if not isinstance(raw, dict) or raw.get("type") != "TOOL_CALL_RESULT":
+            continue
+        try:
+            event = ToolCallResultEvent.model_validate(raw)
+        except ValidationError:
+            continue
+        found.append({"toolCallId": event.tool_call_id, "messageId": event.message_id, "content": event.content})
+    return found
+
+
+def record_tool_results(
+    *, interrupted: Run, resumed_run_id: str, results: list[dict], actor: Actor, resumed: Run | None = None
+) -> list[InboxItem]:
     """TOOL_CALL_RESULT closes the audit trail of the item it answers: proposal (interrupted run) → decision
-    and edits → result (resumed run). An item is answered by a result for the call it asks about
+    and edits → result (the reply, ``resumed_run_id``; ``resumed``: the run it was stored as, None when the reply
+    was cut or broke the protocol). An item is answered by a result for the call it asks about
     (``linked_call_id``: the call its metadata names, e.g. ADK's original call) or, failing that, for its
-    own ``toolCallId``. ``actor`` records the result in the audit."""
-    by_call = {result["toolCallId"]: result for result in record.tool_results}
+    own ``toolCallId``. ``actor`` records the result in the audit. Returns the interrupted run's items."""
+    by_call = {result["toolCallId"]: result for result in results}
     now = timezone.now()
     items = list(interrupted.items.order_by("position", "pk"))
     for item in items:
@@ -37,7 +60,7 @@ def record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord, ac
         item.tool_result = {
             "content": result["content"],
             "messageId": result["messageId"],
-            "runId": resumed.run_id,
+            "runId": resumed_run_id,
             "toolCallId": call_id,
         }
         item.tool_result_at = now
@@ -46,13 +69,18 @@ def record_tool_results(*, interrupted: Run, resumed: Run, record: RunRecord, ac
             actor=actor,
             verb="item.tool_result",
             obj=item,
-            data={"toolCallId": call_id, "runId": resumed.run_id},
+            data={"toolCallId": call_id, "runId": resumed_run_id},
         )
         live.publish_on_commit(
             live.groups_for(
                 agent_id=item.agent_id, item_id=item.pk, run_id=interrupted.pk, team_ids=[item.routed_team_id]
             ),
             "item.tool_result",
-            {"item": item.pk, "run": interrupted.pk, "toolCallId": call_id, "resumedRun": resumed.pk},
+            {
+                "item": item.pk,
+                "run": interrupted.pk,
+                "toolCallId": call_id,
+                "resumedRun": resumed.pk if resumed is not None else None,
+            },
         )
     return items

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,13 @@ from django.utils import timezone
 from inbox import access
 from inbox.agui.reader import IngestError, RunRecord, read_run
 from inbox.audit.record import Actor, audit
-from inbox.conformance.recorder import record_call_error, record_cut, record_ingest_error, record_resume
+from inbox.conformance.recorder import (
+    record_call_error,
+    record_cut,
+    record_ingest_error,
+    record_partial_results,
+    record_resume,
+)
 from inbox.core import queue
 from inbox.core.db import release_connections
 from inbox.core.errors import ApplicationError
@@ -29,8 +36,9 @@ from inbox.ingest.services import run_ingest
 from inbox.live import push as live
 from inbox.models import AuditEvent, Decision, InboxItem, Resume, Run
 from inbox.resumes.input import build_resume_input, new_run_id
-from inbox.resumes.reply import mark_reemitted, record_tool_results
+from inbox.resumes.reply import mark_reemitted, record_tool_results, reported_results
 from inbox.resumes.signals import resume_failed
+from inbox.resumes.states import broke_protocol_note
 from inbox.resumes.tasks import dispatch_resume
 
 log = logging.getLogger(__name__)
@@ -302,13 +310,18 @@ def _send_claimed(resume: Resume) -> str:
     where = f"reply to resume {resume.pk} (attempt {resume.attempts})"
     if failure is not None:
         record_call_error(agent_id=resume.agent_id, error=failure, run_id=resume.next_run_id, where=where)
-        if failure.accepted and failure.kind in ("timeout", "deadline"):
-            # It took the input and was still at it when the read stopped: delivered, result unknown; never resent.
-            return _finish_accepted(resume, failure.message)
+        if failure.accepted and failure.kind in ("timeout", "deadline", "over_limits"):
+            # It took the input and was still at it when the read stopped (or sent more than the inbox reads):
+            # delivered, result unknown; never resent. The results it reported before the cut are kept.
+            return _finish_accepted(resume, failure.message, partial=failure.events)
+        if failure.accepted and failure.kind == "invalid_event":
+            # It took the input and answered, then sent an event that is not AG-UI: delivered, the reply broke the
+            # protocol. Sending it again could run it twice.
+            return _finish_broken_reply(resume, failure.message, raw_events=failure.events)
         # The agent answered 200 with an event stream: it took the input, whatever became of the reply.
         accepted: dict[str, bool] = {"accepted": True} if failure.accepted else {}
         if failure.retryable:
-            return _schedule_retry(resume, failure.message, **accepted)
+            return _schedule_retry(resume, failure.message, partial=failure.events, **accepted)
         message = failure.message
         if failure.kind == "timeout":  # silent from the start: it may be working on this copy
             message += (
@@ -321,10 +334,39 @@ def _send_claimed(resume: Resume) -> str:
     try:
         record = read_run(raw_events, "events", allow_error=True)
     except IngestError as error:
+        # Answered whole (200, an event stream ended by its terminal event): the agent had the input and acted
+        # on it; only its reply is unusable. Delivered, with the results it reported.
         record_ingest_error(agent_id=resume.agent_id, error=error, raw_events=raw_events, where=where)
-        _finish_failed(resume, f"The agent's reply breaks the AG-UI contract: {error.message}")
-        return "failed"
+        return _finish_broken_reply(resume, error.message, raw_events=raw_events)
     return _finish_with_reply(resume, record)
+
+
+def _file_partial(row: Resume, raw_events: list[Any], run_id: str) -> int:
+    """File the TOOL_CALL_RESULTs of a reply that was cut or broke the protocol against the items they answer,
+    and note in the report where they went; returns how many items got one."""
+    results = reported_results(raw_events)
+    if not results:
+        return 0
+    items = record_tool_results(interrupted=row.run, resumed_run_id=run_id, results=results, actor=SYSTEM)
+    record_partial_results(resume=row, items=items, results=results, run_id=run_id)
+    return sum(1 for item in items if item.tool_result and item.tool_result.get("runId") == run_id)
+
+
+def _finish_broken_reply(resume: Resume, reason: str, *, raw_events: list[Any], run_id: str = "") -> str:
+    """The agent took the input and answered, but its reply broke the protocol (another thread, an event the SDK
+    rejects, a run the inbox refuses): delivered, the reason noted and every result it reported filed. Final: a
+    person told "did not reach the agent" might send it again and have it run twice."""
+    with transaction.atomic():
+        row = _mine(resume)
+        if row is None:
+            return "superseded"
+        row.delivered_at = timezone.now()
+        filed = _file_partial(row, raw_events, run_id or row.next_run_id)
+        note = broke_protocol_note(reason, filed)
+        data = {"note": note, "attempts": row.attempts, "replyBrokeProtocol": True, "resultsFiled": filed}
+        data["deliveredByAttempt"] = resume.attempts
+        _move(row, Resume.State.DELIVERED, note, verb="resume.delivered", data=data, also=("delivered_at",))
+    return "delivered"
 
 
 def _finish_expired(resume: Resume, stale: list[InboxItem], now: datetime) -> None:
@@ -347,16 +389,19 @@ def _finish_expired(resume: Resume, stale: list[InboxItem], now: datetime) -> No
         _move(row, Resume.State.EXPIRED, note, verb="resume.expired", data=data)
 
 
-def _finish_accepted(resume: Resume, message: str) -> str:
-    """The agent took the input (2xx, its reply began) and the reply was cut by the read timeout or the stream
-    deadline: delivered, result unknown. Final: a second copy would run it twice."""
+def _finish_accepted(resume: Resume, message: str, *, partial: Sequence[Any] = ()) -> str:
+    """The agent took the input (2xx, its reply began) and the reply was cut by the read timeout, the stream
+    deadline or the inbox's caps: delivered, result unknown (the results it reported before the cut are filed).
+    Final: a second copy would run it twice."""
     with transaction.atomic():
         row = _mine(resume)
         if row is None:
             return "superseded"
         row.delivered_at = timezone.now()
-        note = f"{message} The agent has the answer; what it did with it is not known. It is not sent again."
-        data = {"note": note, "attempts": row.attempts, "resultUnknown": True}
+        filed = _file_partial(row, list(partial), row.next_run_id)
+        kept = f" The {filed} tool result(s) it reported before the cut are filed." if filed else ""
+        note = f"{message} The agent has the answer; what it did with it is not known.{kept} It is not sent again."
+        data = {"note": note, "attempts": row.attempts, "resultUnknown": True, "resultsFiled": filed}
         _move(row, Resume.State.ACCEPTED, note, verb="resume.accepted", data=data, also=("delivered_at",))
     return "accepted"
 
@@ -385,11 +430,17 @@ def retry_deadline(resume: Resume) -> tuple[datetime, str]:
     return deadline, why
 
 
-def _schedule_retry(resume: Resume, message: str, **extra: Any) -> str:
+def _schedule_retry(resume: Resume, message: str, *, partial: Sequence[Any] = (), **extra: Any) -> str:
+    """Send again later (or give up past the deadline). ``partial``: the events of a reply cut part-way; the tool
+    results among them are filed now, so what the agent reported is kept whatever the next attempt brings."""
     with transaction.atomic():
         row = _mine(resume)
         if row is None:
             return "superseded"
+        filed = _file_partial(row, list(partial), row.next_run_id)
+        if filed:
+            message += f" The {filed} tool result(s) it reported before the cut are filed."
+            extra["resultsFiled"] = filed
         now = timezone.now()
         delay = backoff_seconds(row.attempts)
         deadline, why = retry_deadline(row)
@@ -425,8 +476,7 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             event_index=index,
             where=where,
         )
-        _finish_failed(resume, message)
-        return "failed"
+        return _finish_broken_reply(resume, message, raw_events=record.events, run_id=record.run_id)
     # A bare RUN_ERROR names no thread or run: it answers the input we sent.
     record.thread_id = record.thread_id or resume.thread.thread_id
     record.run_id = record.run_id or resume.next_run_id
@@ -465,7 +515,13 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
             _move(row, Resume.State.FAILED, note, verb="resume.failed", data={"error": note})
             return "failed"
         resumed = result.run
-        items = record_tool_results(interrupted=row.run, resumed=resumed, record=record, actor=SYSTEM)
+        items = record_tool_results(
+            interrupted=row.run,
+            resumed_run_id=resumed.run_id,
+            results=record.tool_results,
+            actor=SYSTEM,
+            resumed=resumed,
+        )
         record_resume(resume=row, resumed=resumed, record=record, items=items)
         row.resumed_run = resumed
         also = ("resumed_run", "delivered_at")

@@ -1,8 +1,8 @@
 """Where an answer is on its way back to the agent: one ``Delivery`` state per run, read from its ``Resume`` row.
 
 Every page, row, e-mail and API answer draws it the same way. The states (``waiting``, ``queued``, ``sending``,
-``retrying``, ``delivered``, ``delivered-result-unknown``, ``failed``, ``expired``, ``none``) and what each
-means: docs/resumes.md."""
+``retrying``, ``delivered``, ``delivered-reply-broke-protocol``, ``delivered-result-unknown``, ``failed``,
+``expired``, ``none``) and what each means: docs/resumes.md."""
 
 from __future__ import annotations
 
@@ -17,6 +17,22 @@ from inbox.models import InboxItem, Resume
 
 WAITING, QUEUED, SENDING, RETRYING = "waiting", "queued", "sending", "retrying"
 DELIVERED, UNKNOWN, FAILED, EXPIRED, NONE = "delivered", "delivered-result-unknown", "failed", "expired", "none"
+# Delivered (the agent took the input and answered), but its reply broke the protocol (a reply on another thread,
+# an event the SDK rejects, a run the inbox refuses): the results it reported are filed, nothing is sent again.
+BROKE_PROTOCOL = "delivered-reply-broke-protocol"
+# The note a delivered row carries in that case (``Resume.last_error``), followed by what the reply broke.
+BROKE_PROTOCOL_NOTE = "The agent's reply broke the protocol: "
+
+
+def broke_protocol_note(reason: str, filed: int) -> str:
+    """The note of a resume delivered whose reply broke the protocol: why, and how many tool results were kept."""
+    kept = (
+        f" The {filed} tool result{'s' if filed != 1 else ''} it reported before that {'are' if filed != 1 else 'is'} filed."
+        if filed
+        else " It reported no tool result."
+    )
+    return f"{BROKE_PROTOCOL_NOTE}{reason.strip().rstrip('.')}.{kept}"
+
 
 # The list's "Delivery" filter: the outbox row's states, in the words the rows use.
 FILTER_LABELS = {
@@ -96,6 +112,7 @@ class Delivery:
             SENDING: f"Sending (attempt {self.attempt})" if self.attempt > 1 else "Sending",
             RETRYING: f"Retrying (attempt {self.attempt})",
             DELIVERED: "Delivered",
+            BROKE_PROTOCOL: "Delivered; the agent's reply broke the protocol",
             UNKNOWN: "Delivered, result unknown",
             FAILED: "Failed: needs a person",
             EXPIRED: "Expired before sending",
@@ -131,6 +148,9 @@ class Delivery:
             DELIVERED: f"The agent received the answer: {self.last_error}"
             if self.last_error
             else "The agent received the answer and continued its run.",
+            BROKE_PROTOCOL: "The agent received the answer; its reply broke the protocol: "
+            f"{self.last_error.removeprefix(BROKE_PROTOCOL_NOTE)} It is not sent again (a second copy could run it "
+            "twice).",
             UNKNOWN: "The agent accepted the answer, but its reply was cut before it ended, so what it did is not "
             f"known: {error or 'no reason recorded'}. It is not sent again by itself.",
             FAILED: f"The answer did not reach the agent{tries}: {error or 'no reason recorded'}. "
@@ -186,6 +206,8 @@ def delivery_from(
             return delivery(RETRYING, next_try_at=next_attempt_at, ahead=ahead)
         held = next_attempt_at if next_attempt_at is not None and next_attempt_at > now else None
         return delivery(QUEUED, next_try_at=held, ahead=ahead)
+    if state == Resume.State.DELIVERED and (last_error or "").startswith(BROKE_PROTOCOL_NOTE):
+        return delivery(BROKE_PROTOCOL)
     keys: dict[str, str] = {
         Resume.State.SENDING: SENDING,
         Resume.State.DELIVERED: DELIVERED,

@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from inbox.models import InboxItem, Resume
+from inbox.models import InboxItem, Resume, Run
 from tests.frameworks.conftest import assert_label_tells_what_ran, last_input, sent, start_framework_server
 
 pytestmark = pytest.mark.integration
@@ -102,3 +102,17 @@ def test_cancel_is_not_executed(trip, pydantic_ai_server):
     assert sent(pydantic_ai_server) == []
     assert_label_tells_what_ran(pydantic_ai_server, item)
     assert item.tool_result is not None  # the agent answers the cancelled call with a result too
+
+
+def test_a_call_left_to_the_client_comes_back_in_pending_tool_call_ids(trip, pydantic_ai_server):
+    """The inbox declares AG-UI 1.0 (``RunAgentInput.protocolVersion``); the adapter names the calls a run left
+    for its client in ``pendingToolCallIds`` only to a client that does (to others: ``[]``)."""
+    run = trip.start("Show the chart for Q1")
+    assert last_input(pydantic_ai_server)["protocolVersion"] == "1.0"
+    assert (run["outcome"], run["items"]) == ("success", [])
+    stored = trip.run(run["id"])
+    pending = stored["pendingToolCallIds"]
+    assert len(pending) == 1 and pending[0].startswith("call-")
+    calls = Run.objects.get(pk=run["id"]).tool_calls
+    assert [call["name"] for call in calls if call["id"] == pending[0]] == ["showChart"]
+    assert trip.conformance()["run_outcome"] == {"success_pending_calls"}

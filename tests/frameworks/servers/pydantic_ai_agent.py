@@ -5,6 +5,10 @@ run ends with an interrupt (``id`` = ``"int-" + toolCallId``, ``reason: tool_cal
 ``{approved, editedArgs, reason}``). The agent keeps no history of its own (the adapter's default): the
 resume must carry the conversation, which the inbox rebuilds (no MESSAGES_SNAPSHOT is ever sent).
 
+A message that asks for a chart ("Show the chart") gets ``showChart`` proposed instead: a tool the agent defers
+to its client (``CallDeferred``), so the run ends with outcome success naming the call in ``pendingToolCallIds``
+-- which the adapter sends only to a client that declared AG-UI 1.0 (``RunAgentInput.protocolVersion``).
+
 Run: ``.venv/frameworks/pydantic-ai/bin/python -m tests.frameworks.servers.pydantic_ai_agent --port N``.
 The snippet in docs/agents/pydantic-ai.md is this file's ``agent`` / ``send_email`` / ``run`` block.
 """
@@ -16,7 +20,7 @@ from collections.abc import AsyncIterator
 
 from tests.frameworks.servers.common import app_with, email_args, record_sent, serve  # isort: skip
 
-from pydantic_ai import Agent, DeferredToolRequests, RunContext
+from pydantic_ai import Agent, CallDeferred, DeferredToolRequests, RunContext
 from pydantic_ai.messages import ModelMessage, ModelRequest, ToolReturnPart, UserPromptPart
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 from pydantic_ai.ui.ag_ui import AGUIAdapter
@@ -39,6 +43,9 @@ async def scripted_model(messages: list[ModelMessage], info: AgentInfo) -> Async
     )
     import json
 
+    if "chart" in str(prompt).lower():
+        yield {0: DeltaToolCall(name="showChart", json_args="{}", tool_call_id=f"call-{uuid.uuid4().hex[:12]}")}
+        return
     args = email_args(prompt if isinstance(prompt, str) else str(prompt))
     yield {0: DeltaToolCall(name="sendEmail", json_args=json.dumps(args), tool_call_id=f"call-{uuid.uuid4().hex[:12]}")}
 
@@ -58,6 +65,13 @@ async def run(request: Request) -> Response:
 
 
 # --- end of snippet ---
+
+
+@agent.tool_plain(name="showChart")
+def show_chart() -> str:
+    """Show a chart: the client's to run (a frontend tool), so the run leaves the call pending."""
+    raise CallDeferred
+
 
 app = app_with([Route("/", run, methods=["POST"])])
 
