@@ -307,7 +307,7 @@ def main() -> int:
     py = sys.executable
     processes: list[subprocess.Popen] = []
     log = open(os.path.join(var_dir, "processes.log"), "w")
-    fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+    fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
     fixture.psql(f"CREATE DATABASE {DB_NAME}")
     sampler: Sampler | None = None
     try:

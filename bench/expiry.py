@@ -49,7 +49,7 @@ def scratch_environment(db_name: str, var_name: str) -> None:
     """A fresh scratch database ``db_name`` and the settings a bench process runs with: that database, the Redis
     server on loopback (``BENCH_REDIS_URL``, db 9, as the other benches: no embedded Redis left running), and a
     var dir of its own."""
-    admin(f'DROP DATABASE IF EXISTS "{db_name}"')
+    admin(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
     admin(f'CREATE DATABASE "{db_name}"')
     os.environ["DATABASE_URL"] = with_database(server_url(), db_name)
     os.environ.setdefault("REDIS_URL", os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/9"))

@@ -34,7 +34,7 @@ def setup_django(db: str, var_dir: str) -> None:
     os.environ["INBOX_VAR_DIR"] = var_dir
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     if db == "postgres":
-        psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+        psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
         psql(f"CREATE DATABASE {DB_NAME}")
         os.environ["DATABASE_URL"] = PG_ADMIN.rsplit("/", 1)[0] + f"/{DB_NAME}"
     else:
@@ -145,7 +145,7 @@ def main() -> None:
 
             embedded_redis.stop(Path(var_dir))
             if args.db == "postgres":
-                psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+                psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
 
 def run(args: argparse.Namespace) -> None:

@@ -65,7 +65,7 @@ def setup_django(*, db: str, name: str, var_dir: str, fresh: bool) -> None:
     os.environ["LOG_LEVEL"] = "WARNING"
     if db == "postgres":
         if fresh:
-            psql(f"DROP DATABASE IF EXISTS {name}")
+            psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
             psql(f"CREATE DATABASE {name}")
         os.environ["DATABASE_URL"] = pg_url(name)
     else:
@@ -90,7 +90,7 @@ def drop(name: str) -> None:
         connection.close()
         if getattr(connection, "pool", None):
             connection.close_pool()
-    psql(f"DROP DATABASE IF EXISTS {name}")
+    psql(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @dataclass

@@ -189,7 +189,7 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8765)
     args = parser.parse_args()
 
-    psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+    psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
     psql(f"CREATE DATABASE {DB_NAME}")
     scratch = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     log_path = scratch / "make-run.log"
@@ -259,7 +259,7 @@ def main() -> int:
                 launcher.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 launcher.kill()
-        psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+        psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
     print(
         f"ingest bench: {per_round * args.rounds} requests per measure in {args.rounds} round(s), the processes "

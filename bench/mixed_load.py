@@ -94,7 +94,7 @@ def main() -> int:
         "SECRET_KEY": os.environ.get("SECRET_KEY") or secrets.token_urlsafe(50),
     }
     if args.db == "postgres":
-        fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+        fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
         fixture.psql(f"CREATE DATABASE {DB_NAME}")
         env["DATABASE_URL"] = fixture.pg_url(DB_NAME)
     py = sys.executable
@@ -162,7 +162,7 @@ def main() -> int:
         for key in connection.scan_iter(f"{PREFIX}*"):
             connection.delete(key)
         if args.db == "postgres":
-            fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+            fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
     print(
         f"mixed load: {args.agents} agents posting runs, {args.approvers} approvers (websockets open), "

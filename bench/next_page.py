@@ -121,7 +121,7 @@ def main() -> int:
         "INBOX_AGENT_ALLOWED_NETWORKS": "127.0.0.0/8",  # its agent's endpoint is on loopback
     }
     if args.db == "postgres":
-        fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+        fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
         fixture.psql(f"CREATE DATABASE {DB_NAME}")
         env["DATABASE_URL"] = fixture.pg_url(DB_NAME)
     py = sys.executable
@@ -215,7 +215,7 @@ def main() -> int:
         fixture.stop(processes)
         _empty_queue(env["REDIS_URL"])
         if args.db == "postgres":
-            fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME}")
+            fixture.psql(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
 
     if args.view == "split":
         print(
