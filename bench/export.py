@@ -110,6 +110,7 @@ def load(count: int) -> object:
                     payload=item.response_payload,
                     comment="Looks right; shortened the body.",
                     final=True,
+                    outcome="approved_with_edits",
                 )
                 for item in items
             ]

@@ -8,6 +8,7 @@ Tests about ingest itself, or about what a posted run looks like, keep posting t
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 from typing import Any
 
 import factory
@@ -16,8 +17,9 @@ from django.utils import timezone
 from factory.django import DjangoModelFactory, Password
 
 from agents.models import Agent
+from inbox.decisions.shapes import outcome_for
 from inbox.expiry.services import SIBLING_NOTE
-from inbox.models import Decision, InboxItem, ItemSearchText, Run, Thread, outcome_of
+from inbox.models import Decision, InboxItem, ItemSearchText, Run, Thread
 
 PASSWORD = "correct-horse-battery"
 
@@ -92,6 +94,18 @@ class RunFactory(DjangoModelFactory):
     created_at = factory.LazyFunction(timezone.now)
 
 
+def _judged(item: Any, status: str, payload: Any) -> str:
+    """``outcome_for`` of an item being built (its declared fields; the proposal's arguments from ``tool_call``)."""
+    tool_call = getattr(item, "tool_call", None)
+    view = SimpleNamespace(
+        response_schema=getattr(item, "response_schema", None),
+        reason=item.reason,
+        tool_call_id=getattr(item, "tool_call_id", ""),
+        proposed_args=tool_call.get("args") if isinstance(tool_call, dict) else None,
+    )
+    return str(outcome_for(view, status, payload))
+
+
 class InboxItemFactory(DjangoModelFactory):
     """One interrupt of a run: an open confirmation expiring in an hour unless told otherwise."""
 
@@ -111,8 +125,8 @@ class InboxItemFactory(DjangoModelFactory):
     created_at = factory.LazyFunction(timezone.now)
     status = InboxItem.Status.OPEN
     response_payload = None
-    # What the decision service or expiry stores with the status (``outcome_of``), unless told otherwise.
-    outcome = factory.LazyAttribute(lambda item: outcome_of(item.status, item.response_payload))
+    # What the decision service or expiry stores with the status (``outcome_for``), unless told otherwise.
+    outcome = factory.LazyAttribute(lambda item: _judged(item, item.status, item.response_payload))
     # The interrupt as the agent sent it (an interrupt whose expiry came from the agent's TTL had none).
     raw = factory.LazyAttribute(
         lambda item: (
@@ -144,6 +158,8 @@ class DecisionFactory(DjangoModelFactory):
     status = Decision.Status.RESOLVED
     payload = factory.LazyFunction(lambda: {"approved": True})
     final = True
+    # As the decision service judges it (``outcome_for``), unless told otherwise.
+    outcome = factory.LazyAttribute(lambda decision: str(outcome_for(decision.item, decision.status, decision.payload)))
     created_at = factory.LazyFunction(timezone.now)
 
 

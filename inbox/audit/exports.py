@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from agents.models import Agent
 from inbox.access import visible_agents, visible_audit_events, visible_decisions, visible_teams
-from inbox.models import AuditChain, AuditEvent, AuditSeal, Decision
+from inbox.models import AuditChain, AuditEvent, AuditSeal, Decision, InboxItem
 
 BATCH_SIZE = 2000
 
@@ -149,6 +149,7 @@ DECISION_FIELDS = {
     "item_status": "item__status",
     "user": "user__username",
     "status": "status",
+    "outcome": "outcome",
     "payload": "payload",
     "comment": "comment",
     "final": "final",
@@ -170,6 +171,7 @@ DECISION_COLUMNS = [
     "item_status",
     "user",
     "status",
+    "outcome",
     "approved",
     "edited",
     "payload",
@@ -204,15 +206,23 @@ def with_seals(events: QuerySet[AuditEvent]) -> QuerySet[AuditEvent]:
     return events.annotate(seal_seq=Subquery(seal.values("seq")[:1]), seal_hash=Subquery(seal.values("hash")[:1]))
 
 
+# ``approved`` of a decision by its stored outcome (judged by the item's schema when it was made); None: neither.
+_APPROVED_BY_OUTCOME = {
+    InboxItem.Outcome.APPROVED.value: True,
+    InboxItem.Outcome.APPROVED_WITH_EDITS.value: True,
+    InboxItem.Outcome.DENIED.value: False,
+}
+
+
 def decision_row(values: dict[str, Any]) -> dict[str, Any]:
-    payload = values["payload"]
     tool_call = values.pop("tool_call") or {}
+    outcome = values["outcome"]
     return {
         **values,
         "decided_at": values["decided_at"].isoformat(),
         "tool_name": tool_call.get("name", "") if isinstance(tool_call, dict) else "",
-        "approved": payload.get("approved") if isinstance(payload, dict) else None,
-        "edited": isinstance(payload, dict) and "editedArgs" in payload,
+        "approved": _APPROVED_BY_OUTCOME.get(outcome),
+        "edited": outcome == InboxItem.Outcome.APPROVED_WITH_EDITS,
     }
 
 

@@ -14,7 +14,7 @@ from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from inbox.audit.exports import AuditFilterForm
-from inbox.models import BLIND_VIAS, Decision, DecisionVia, InboxItem, ItemSeen, Policy, PolicyMatch, is_denial
+from inbox.models import BLIND_VIAS, Decision, DecisionVia, InboxItem, ItemSeen, Policy, PolicyMatch
 
 FAST_SECONDS = 3.0
 
@@ -166,7 +166,7 @@ def reviewed_decisions(decisions: QuerySet[Decision]) -> QuerySet[Decision, tupl
         .values_list(
             "created_at",
             "status",
-            "payload",
+            "outcome",
             "via",
             "first_seen",
             "denied_follow_up",
@@ -188,7 +188,7 @@ def build_review(decisions: QuerySet[Decision], *, since: datetime | None, until
     for (
         created,
         status,
-        payload,
+        outcome,
         via,
         seen,
         follow_up,
@@ -200,7 +200,7 @@ def build_review(decisions: QuerySet[Decision], *, since: datetime | None, until
         name,
     ) in rows.iterator(chunk_size=5000):
         resolved = status == Decision.Status.RESOLVED
-        denial = resolved and is_denial(payload)
+        denial = outcome == InboxItem.Outcome.DENIED
         row = DecisionRow(
             seconds=(created - seen).total_seconds() if seen is not None and seen <= created else None,
             blind=via in BLIND_VIAS,

@@ -13,7 +13,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from inbox.access import visible_agents, visible_items, visible_resumes
-from inbox.models import Escalation, InboxItem, Resume, denial_q
+from inbox.models import Escalation, InboxItem, Resume
 
 STATUS_COLORS = {
     "resolved": "#2f9e6e",
@@ -180,7 +180,9 @@ def build_report(*, user, days: int = 30) -> Report:
     durations: dict[int, list[float]] = {}
     all_durations: list[float] = []
     by_escalation: dict[bool, list[float]] = {True: [], False: []}
-    denied = Case(When(denial_q(), then=Value(True)), default=Value(False), output_field=BooleanField())
+    denied = Case(
+        When(outcome=InboxItem.Outcome.DENIED, then=Value(True)), default=Value(False), output_field=BooleanField()
+    )
     escalated = Exists(Escalation.objects.filter(item=OuterRef("pk")))
     values = items.annotate(denied=denied, escalated=escalated).values_list(
         "agent_id", "status", "denied", "created_at", "decided_at", "escalated"

@@ -88,7 +88,11 @@ def tool_call_result(item: InboxItem, resume: Resume | None) -> dict | None:
 def build_trail(item: InboxItem) -> Trail:
     proposal = item.tool_call or item.run.tool_call(item.tool_call_id)
     payload = item.response_payload
-    edited = payload.get("editedArgs") if isinstance(payload, dict) and "editedArgs" in payload else None
+    edited = (
+        payload.get("editedArgs")
+        if item.outcome == InboxItem.Outcome.APPROVED_WITH_EDITS and isinstance(payload, dict)
+        else None
+    )
     resume = _resume_of(item.run)
     sent = None
     if resume is not None:

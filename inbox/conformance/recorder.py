@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from inbox.agui.reader import IngestError, RunRecord, named_call, proposal_for
 from inbox.conformance.rules import BY_KEY
-from inbox.models import AuditEvent, InboxItem, Resume, Run, outcome_of
+from inbox.models import AuditEvent, InboxItem, Resume, Run
 from inbox.models.conformance import ConformanceObservation
 
 
@@ -132,7 +132,7 @@ def _filing(items: list[InboxItem], results: set[str], *, missing: bool) -> list
         if not item.linked_call_id:
             continue
         # Any approval shape (``{"approved": true}``, a bare ``true``, edits), as the item's outcome reads it.
-        approved = outcome_of(item.status, item.response_payload) in ("approved", "approved_with_edits")
+        approved = item.outcome in (InboxItem.Outcome.APPROVED, InboxItem.Outcome.APPROVED_WITH_EDITS)
         if item.linked_call_id != item.tool_call_id and item.linked_call_id in results:
             found.append(
                 Observation(

@@ -23,7 +23,7 @@ from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.decisions.wording import in_words
 from inbox.limits import MAX_JSON_DEPTH
-from inbox.models import Decision, InboxItem, is_denial
+from inbox.models import Decision, InboxItem
 
 BOOLEAN_APPROVAL_SCHEMA: dict = {
     "type": "object",
@@ -244,8 +244,10 @@ def check_claim(item: InboxItem, user) -> bool:
     )
 
 
-def check_not_requester(item: InboxItem, user, status: str, payload: Any) -> None:
-    if status == Decision.Status.CANCELLED or is_denial(payload):
+def check_not_requester(item: InboxItem, user, outcome: str) -> None:
+    """The requester may deny or cancel their own action, never approve it (nor answer for it). ``outcome`` is the
+    decision's meaning as the item's schema judges it (``inbox.decisions.shapes.outcome_for``)."""
+    if outcome in (InboxItem.Outcome.DENIED, InboxItem.Outcome.CANCELLED):
         return
     if is_requester(user, requester_of(item)):
         raise DecisionError(403, "self_approval", "You asked for this action, so someone else must approve it.")

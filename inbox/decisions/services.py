@@ -39,7 +39,7 @@ from inbox.decisions.shapes import bulk_payload, outcome_for
 from inbox.expiry.services import expire_items, expire_runs, run_is_past_expiry
 from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
 from inbox.live import push as live
-from inbox.models import Decision, DecisionVia, InboxItem, Run, is_denial
+from inbox.models import Decision, DecisionVia, InboxItem, Run
 from inbox.resumes.services import resume_create_if_complete, resume_withdraw
 
 
@@ -143,7 +143,10 @@ def _decide(
         else:
             first_expiry = _check_send_margin(run=run, now=now)
             overrode = check_claim(item, user)
-            check_not_requester(item, user, status, payload)
+            # What the answer means, judged once by the item's schema (a small bounded check): the self-approval
+            # rule, the quorum, the item, the audit trail and every page read this verdict.
+            meaning = outcome_for(item, status, payload)
+            check_not_requester(item, user, meaning)
             if payload_error is not None:
                 raise payload_error
             outcome = _apply(
@@ -151,6 +154,7 @@ def _decide(
                 user=user,
                 status=status,
                 payload=payload,
+                meaning=meaning,
                 comment=comment,
                 now=now,
                 overrode=overrode,
@@ -260,6 +264,7 @@ def _apply(
     user,
     status: str,
     payload: Any,
+    meaning: str,
     comment: str,
     now,
     overrode: bool,
@@ -268,7 +273,7 @@ def _apply(
     via: str = DecisionVia.API,
 ) -> DecisionOutcome:
     required = item.required_approvals
-    approving = status == Decision.Status.RESOLVED and not is_denial(payload)
+    approving = status == Decision.Status.RESOLVED and meaning != InboxItem.Outcome.DENIED
     actor = Actor.for_user(user)
     if decided_by is not None:
         actor = dataclasses.replace(actor, label=decided_by.label)
@@ -284,6 +289,7 @@ def _apply(
             counts=False,
             created_at=now,
             via=via,
+            outcome=meaning,
         )
         approvals = item.decisions.filter(counts=True, status=Decision.Status.RESOLVED).count()
         audit(
@@ -293,6 +299,7 @@ def _apply(
             data={
                 "status": status,
                 "payload": payload,
+                "outcome": meaning,
                 "comment": comment,
                 "counted": False,
                 "approvals": approvals,
@@ -329,10 +336,12 @@ def _apply(
         created_at=now,
         undo_until=undo_until,
         via=via,
+        outcome=meaning,
     )
     data = {
         "status": status,
         "payload": decision.payload,
+        "outcome": meaning,
         "comment": comment,
         "approvals": approvals,
         "required": required,
@@ -364,7 +373,7 @@ def _apply(
     item.decided_by = user
     item.decided_at = now
     item.decision_comment = comment
-    item.outcome = outcome_for(item, status, decision.payload)
+    item.outcome = meaning
     item.save(update_fields=["status", "outcome", "response_payload", "decided_by", "decided_at", "decision_comment"])
     audit(actor=actor, verb=f"item.{status}", obj=item, data=data)
     live.publish_on_commit(

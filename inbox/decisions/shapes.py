@@ -16,7 +16,7 @@ from typing import Any
 from inbox.core import jsonschema_safe
 from inbox.decisions.rules import BOOLEAN_APPROVAL_SCHEMA, default_schema_for, validate_payload
 from inbox.limits import MAX_SHAPE_CHECK_STEPS
-from inbox.models import outcome_of
+from inbox.models import InboxItem
 
 # Words that say yes or no in a two-valued enum, compared case-insensitively.
 YES_WORDS = frozenset({"allow", "approve", "approved", "accept", "accepted", "yes", "y", "true", "ok", "confirm"})
@@ -266,20 +266,40 @@ def bulk_payload(item: Any, action: str) -> tuple[str, Any] | None:
 
 
 def outcome_for(item: Any, status: str, payload: Any) -> str:
-    """What a decision sent and the agent accepted means (``InboxItem.Outcome``), read in the item's shape:
-    "approved_with_edits" only when an offered edit key carries arguments other than the proposal's."""
+    """The one judge of what a decision means (``InboxItem.Outcome``), read in the item's own schema: the decision
+    service stores it on the decision and, when it closes the item, on the item; every reader reads it from
+    there. A ``resolved`` answer is "denied" or "approved" where it is the deny or the approve value of the item's
+    yes/no shape (``shape_of``; without a schema, the spec's ``{"approved"}``), "approved_with_edits" only when an
+    offered edit key carries arguments other than the proposal's, and otherwise "answered". An item that needs
+    its form is judged by the form's own yes/no property when it has one (``{"approved": false, "note": …}``)."""
+    if status == "cancelled":
+        return InboxItem.Outcome.CANCELLED
+    if status == "expired":
+        return InboxItem.Outcome.EXPIRED
     if status != "resolved":
-        return outcome_of(status, payload)
-    shape = shape_of(item)
+        return ""
+    shape = shape_of(item) or _form_yes_no(item)
     if shape is None:
-        return outcome_of(status, payload)
+        return InboxItem.Outcome.ANSWERED
     if shape.is_denial(payload):
-        return "denied"
+        return InboxItem.Outcome.DENIED
     if shape.is_approval(payload):
         edit_key = shape.edit_key
         if edit_key is not None and isinstance(payload, dict) and edit_key in payload:
-            unchanged = _canonical(payload[edit_key]) == _canonical(item.proposed_args)
-            if edit_key == "editedArgs" or not unchanged:
-                return "approved_with_edits"
-        return "approved"
-    return outcome_of(status, payload)
+            if jsonschema_safe.canonical_key(payload[edit_key]) != jsonschema_safe.canonical_key(item.proposed_args):
+                return InboxItem.Outcome.APPROVED_WITH_EDITS
+        return InboxItem.Outcome.APPROVED
+    return InboxItem.Outcome.ANSWERED
+
+
+def _form_yes_no(item: Any) -> YesNoShape | None:
+    """The yes/no property of a form (an object schema with other required fields, so no buttons): its yes and no
+    values judge an answer given in the form. None when the form has no such property."""
+    schema = default_schema_for(item)
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return None
+    chosen = _choose_key(schema, _properties(schema))
+    if chosen is None:
+        return None
+    key, (yes, no) = chosen
+    return YesNoShape(approve={key: yes}, deny={key: no}, key=key, edit_key=edit_key_of(schema))

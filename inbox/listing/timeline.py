@@ -90,13 +90,16 @@ def thread_timeline(thread: Thread) -> list[Entry]:
             )
     decisions = Decision.objects.filter(item__thread=thread).select_related("user", "item").order_by("created_at")
     for decision in decisions:
+        # The decision's stored outcome, as its item's schema judged it when it was made.
         if decision.status == Decision.Status.CANCELLED:
             verb, tone = "cancelled", "bad"
         elif decision.is_denial:
             verb, tone = "denied", "bad"
+        elif decision.outcome == InboxItem.Outcome.ANSWERED:
+            verb, tone = "answered", "ok"
         else:
-            verb, tone = "approved" if decision.item.reason in ("tool_call", "confirmation") else "answered", "ok"
-        edited = isinstance(decision.payload, dict) and "editedArgs" in decision.payload
+            verb, tone = "approved", "ok"
+        edited = decision.is_edit
         entries.append(
             Entry(
                 decision.created_at,

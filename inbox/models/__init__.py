@@ -21,50 +21,9 @@ from inbox.core.fields import RowsJSONField
 from inbox.core.json_view import in_key_order, in_schema_order, proposal_args
 from inbox.limits import MAX_JSON_DEPTH
 
-# The yes/no words of the shapes integrations answer in (``inbox.decisions.shapes``) that read as a denial or an
-# approval without their schema: ``"deny"`` / ``"n"`` (bare strings) and Claude's ``{"behavior": "deny"}``.
-DENIAL_WORDS = ("deny", "n")
-APPROVAL_WORDS = ("allow", "y")
-
-
-def is_denial(payload: Any) -> bool:
-    """What counts as a denial, everywhere: ``{"approved": false}`` (the spec's tool approval and
-    confirmation), a bare ``false`` answering a boolean ``responseSchema``, ``{"behavior": "deny"}`` or a bare
-    ``"deny"`` / ``"n"``."""
-    if payload is False or payload in DENIAL_WORDS:
-        return True
-    return isinstance(payload, dict) and (payload.get("approved") is False or payload.get("behavior") == "deny")
-
-
-def outcome_of(status: str, payload: Any) -> str:
-    """What a closed item's status and payload mean to a person: one of ``InboxItem.Outcome`` ('' while open).
-    A ``resolved`` item is a denial (``is_denial``), an approval with edits (``editedArgs``), a plain approval
-    (``{"approved": true}``, a bare ``true``, ``"allow"``, ``"y"``, ``{"behavior": "allow"}``), or else an answer to
-    a question or form. The decision service reads it in the item's own shape (``inbox.decisions.shapes``)."""
-    if status == "cancelled":
-        return "cancelled"
-    if status == "expired":
-        return "expired"
-    if status != "resolved":
-        return ""
-    if is_denial(payload):
-        return "denied"
-    if isinstance(payload, dict) and "editedArgs" in payload:
-        return "approved_with_edits"
-    if payload is True or payload in APPROVAL_WORDS:
-        return "approved"
-    if isinstance(payload, dict) and (payload.get("approved") is True or payload.get("behavior") == "allow"):
-        return "approved"
-    return "answered"
-
-
-def denial_q(field: str = "response_payload") -> models.Q:
-    """``is_denial`` as a database condition on the JSON column ``field``."""
-    condition = models.Q(**{f"{field}__approved": False}) | models.Q(**{field: False})
-    condition |= models.Q(**{f"{field}__behavior": "deny"})
-    for word in DENIAL_WORDS:
-        condition |= models.Q(**{field: word})
-    return condition
+# What a decision means (approved, denied, answered…) is judged once, when it is made, by the item's own schema
+# (``inbox.decisions.shapes.outcome_for``), and stored: on the decision (``Decision.outcome``) and, when it closes
+# the item, on the item (``InboxItem.outcome``). Every reader reads the stored outcome; nothing here judges a payload.
 
 
 class Thread(models.Model):
@@ -168,7 +127,7 @@ class InboxItem(models.Model):
         EXPIRED = "expired", "Expired"
 
     class Outcome(models.TextChoices):
-        """What happened, as an approver reads it (``outcome_of``); empty while the item is open."""
+        """What happened, as an approver reads it (``inbox.decisions.shapes.outcome_for``); empty while open."""
 
         APPROVED = "approved", "Approved"
         APPROVED_WITH_EDITS = "approved_with_edits", "Approved with edits"
@@ -207,7 +166,8 @@ class InboxItem(models.Model):
 
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     status_note = models.TextField(blank=True, help_text="Why the item ended as it did, when not decided.")
-    # Set with status when the item closes (``outcome_of``): a deny is not shown as a green "Resolved".
+    # Set with status when the item closes (``inbox.decisions.shapes.outcome_for``): a deny is not shown as a green
+    # "Resolved".
     outcome = models.CharField(max_length=24, choices=Outcome.choices, blank=True, default="")
     # The decision that closed the item (quorum votes are Decision rows).
     response_payload = RowsJSONField(null=True, blank=True)
@@ -341,8 +301,8 @@ class InboxItem(models.Model):
 
     @property
     def is_denial(self) -> bool:
-        """Resolved with a denial (see ``is_denial``)."""
-        return self.status == self.Status.RESOLVED and is_denial(self.response_payload)
+        """Closed by a denial, as judged when it was decided (``outcome``)."""
+        return self.outcome == self.Outcome.DENIED
 
     def held_by(self, user: Any) -> bool:
         """``user`` holds (has claimed) this item."""
@@ -452,6 +412,9 @@ class Decision(models.Model):
     # How it was made: where the decider was and whether the item's arguments were on their screen
     # (docs/review-quality.md). Empty for decisions recorded before the inbox kept it.
     via = models.CharField(max_length=16, choices=DecisionVia.choices, blank=True, default="", db_default="")
+    # What this answer means, judged by the item's schema when it was made (``inbox.decisions.shapes.outcome_for``):
+    # approved, approved_with_edits, denied, answered or cancelled. The closing decision's is the item's outcome.
+    outcome = models.CharField(max_length=24, choices=InboxItem.Outcome.choices, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -461,12 +424,17 @@ class Decision(models.Model):
 
     @property
     def is_denial(self) -> bool:
-        return self.status == self.Status.RESOLVED and is_denial(self.payload)
+        return self.outcome == InboxItem.Outcome.DENIED
 
     @property
     def is_approval(self) -> bool:
         """An approval (or answer) that counts towards a quorum when ``counts`` is still set."""
-        return self.status == self.Status.RESOLVED and not is_denial(self.payload)
+        return self.status == self.Status.RESOLVED and self.outcome != InboxItem.Outcome.DENIED
+
+    @property
+    def is_edit(self) -> bool:
+        """An approval whose edited arguments differ from the proposal's."""
+        return self.outcome == InboxItem.Outcome.APPROVED_WITH_EDITS
 
 
 class Resume(models.Model):

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from inbox.models import InboxItem, is_denial
+from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
@@ -37,7 +37,7 @@ def human_verdict(item: InboxItem) -> str | None:
         return "denied"
     if item.status != InboxItem.Status.RESOLVED:
         return None
-    return "denied" if is_denial(item.response_payload) else "approved"
+    return "denied" if item.outcome == InboxItem.Outcome.DENIED else "approved"
 
 
 # What people decided against what an approve or deny policy would have: an edit is not the plain approval a

@@ -16,7 +16,7 @@ from inbox.core import safe_json
 from inbox.decisions.rules import UNDO_OFFER_SESSION_KEY, is_tool_approval, undo_window_end
 from inbox.decisions.shapes import needs_form_input
 from inbox.limits import MAX_JSON_DEPTH
-from inbox.models import InboxItem, Resume, outcome_of
+from inbox.models import InboxItem, Resume
 from inbox.resumes.states import Delivery, delivery_of_item, delivery_of_resume
 from inbox.web.routing import LIVE_PATH
 
@@ -347,7 +347,8 @@ def event_outcome(event: Any) -> str:
     if verb == "item.cancelled":
         return "cancelled"
     if verb == "item.resolved":
-        return data.get("outcome") or outcome_of("resolved", data.get("payload"))
+        # The outcome judged when the decision was made (events from before it was recorded: the item's).
+        return data.get("outcome") or getattr(event, "item_outcome", "")
     return ""
 
 

@@ -13,7 +13,7 @@ from django.utils import dateformat, timezone
 from inbox.core.json_view import DiffLine, args_diff, edit_count, field_rows
 from inbox.decisions.forms import TEXT_ANSWER_KEY, jsonform_can_render, offers_text_answer
 from inbox.limits import FIELD_LIST_ROWS
-from inbox.models import Decision, InboxItem, outcome_of
+from inbox.models import Decision, InboxItem
 
 register = template.Library()
 
@@ -55,9 +55,9 @@ def _edited_args(payload: Any) -> Any:
 
 @register.simple_tag
 def outcome_diff(item: Any) -> list[DiffLine] | None:
-    """The closing answer's edits against the proposal, or None when it carries no edits or the proposal is
-    unknown (then there is nothing to compare with)."""
-    if not isinstance(item, InboxItem) or item.status != InboxItem.Status.RESOLVED:
+    """The closing answer's edits against the proposal, or None when it is not an approval with edits (edited
+    arguments equal to the proposal are a plain approval) or the proposal is unknown (nothing to compare with)."""
+    if not isinstance(item, InboxItem) or item.outcome != InboxItem.Outcome.APPROVED_WITH_EDITS:
         return None
     edited = _edited_args(item.response_payload)
     proposal = item.proposal
@@ -116,7 +116,7 @@ def _decision_entry(item: InboxItem, decision: Decision, proposal: Any, known: b
         return entry
     payload = decision.payload
     entry.payload, entry.has_payload = payload, True
-    entry.kind = outcome_of("resolved", payload)
+    entry.kind = decision.outcome or InboxItem.Outcome.ANSWERED  # as the item's schema judged it when made
     if entry.kind == "denied":
         entry.words, entry.comment = "denied", ""
         reason = decision.comment.strip()

@@ -22,7 +22,7 @@ from inbox.core.errors import ApplicationError
 from inbox.core.paging import BoundedPaginator, distinct_values
 from inbox.limits import AUDIT_COUNT_LIMIT
 from inbox.listing.timeline import thread_timeline
-from inbox.models import AuditEvent
+from inbox.models import AuditEvent, InboxItem
 
 
 @login_required
@@ -38,6 +38,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         page = BoundedPaginator(events, 50, bound=AUDIT_COUNT_LIMIT).get_page(request.GET.get("page"))
         for event in page.object_list:
             event.data_json = json.dumps(event.data, ensure_ascii=False, sort_keys=True) if event.data else ""
+        _with_item_outcomes(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)
     return render(
@@ -46,6 +47,22 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         {"form": form, "page": page, "query": query.urlencode(), "verbs": _known_verbs()},
         status=200 if page is not None else 400,
     )
+
+
+def _with_item_outcomes(events: list) -> None:
+    """An ``item.resolved`` event recorded before decisions carried their outcome shows its item's stored one
+    (``event_outcome``): one query for the page, never a payload judged again."""
+    ids = {
+        int(event.object_id)
+        for event in events
+        if event.verb == "item.resolved"
+        and not (isinstance(event.data, dict) and event.data.get("outcome"))
+        and event.object_id.isdigit()
+    }
+    outcomes = dict(InboxItem.objects.filter(pk__in=ids).values_list("pk", "outcome")) if ids else {}
+    for event in events:
+        if event.verb == "item.resolved" and event.object_id.isdigit():
+            event.item_outcome = outcomes.get(int(event.object_id), "")
 
 
 def _known_verbs() -> list[str]:

@@ -106,14 +106,9 @@ def run_or_404(request: HttpRequest, pk: int) -> Run:
 
 
 def decision_words(item: InboxItem) -> str:
-    if item.status == InboxItem.Status.CANCELLED:
-        return "Cancelled"
-    if item.is_denial:
-        return "Denied"
-    payload = item.response_payload
-    if isinstance(payload, dict) and "editedArgs" in payload:
-        return "Approved with edits"
-    return "Approved" if isinstance(payload, dict) and payload.get("approved") is True else "Answered"
+    """The toast's word for a closed item: its stored outcome (Approved, Approved with edits, Denied, Answered,
+    Cancelled), as judged when it was decided."""
+    return item.outcome_label
 
 
 PANE_TARGET = "split-pane"
