@@ -17,7 +17,7 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
-from inbox.core import jsonschema_safe, safe_json
+from inbox.core import jsonschema_safe, safe_json, schema_view
 from inbox.core.json_view import in_key_order
 from inbox.decisions.shapes import YesNoShape, shape_of
 from inbox.limits import MAX_JSON_DEPTH, MAX_SCHEMA_SIZES
@@ -102,10 +102,15 @@ class DecisionUI:
         """``{"<arg>": "<JSON type>"}`` from the ``editedArgs`` schema, for the page's field editor (which
         also offers arguments the schema names but the proposal lacks). The server still checks the result."""
         key = self.shape.edit_key if self.shape is not None and self.shape.edit_key else "editedArgs"
-        edited = ((self.schema or {}).get("properties") or {}).get(key)
-        properties = edited.get("properties") if isinstance(edited, dict) else None  # a boolean subschema has none
-        if not isinstance(properties, dict):
+        schema = self.schema if isinstance(self.schema, dict) else {}
+        # Wherever the schema offers it (a union's branch, an allOf member, a $ref's target), and however its
+        # arguments are written (under $defs too).
+        edited = next(
+            (view.properties[key] for view in schema_view.object_views(schema) if key in view.properties), None
+        )
+        if not isinstance(edited, dict):  # a boolean subschema has no properties
             return "{}"
+        properties = schema_view.object_views(schema, edited)[0].properties
         types = {}
         for name, spec in properties.items():
             kind = spec.get("type") if isinstance(spec, dict) else None

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db.models import Min
 
 from inbox import access
-from inbox.core import jsonschema_safe
+from inbox.core import jsonschema_safe, schema_view
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.decisions.wording import in_words
@@ -88,12 +88,8 @@ def check_edits_offered(status: Any, payload: Any, schema: dict | None) -> Decis
     sent none) runs its original arguments whatever is sent, so an answer carrying them would be a lie."""
     if status != Decision.Status.RESOLVED or not isinstance(payload, dict):
         return None
-    offered = set()
-    if isinstance(schema, dict):
-        for branch in [schema, *(schema.get("oneOf") or []), *(schema.get("anyOf") or [])]:
-            properties = branch.get("properties") if isinstance(branch, dict) else None
-            if isinstance(properties, dict):
-                offered |= {key for key in EDIT_KEYS if key in properties}
+    # Offered however the schema offers it: its own properties, a union's branch, an allOf member, a local $ref.
+    offered = schema_view.property_names(schema) & set(EDIT_KEYS) if isinstance(schema, dict) else set()
     for key in EDIT_KEYS:
         if key in payload and key not in offered:
             message = (

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from inbox.core import jsonschema_safe
+from inbox.core import jsonschema_safe, schema_view
 from inbox.decisions.rules import BOOLEAN_APPROVAL_SCHEMA, default_schema_for, validate_payload
 from inbox.limits import MAX_SHAPE_CHECK_STEPS
 from inbox.models import InboxItem
@@ -112,17 +112,15 @@ def _value_pair(schema: Any) -> tuple[Any, Any] | None:
 
 
 def _object_branches(schema: dict) -> list[dict]:
-    """The object schema itself, plus the branches of a top-level ``oneOf``/``anyOf`` (a discriminated union)."""
-    branches = [schema]
-    for combinator in ("oneOf", "anyOf"):
-        if isinstance(schema.get(combinator), list):
-            branches += [branch for branch in schema[combinator] if isinstance(branch, dict)]
-    return branches
+    """What the object schema asks of every answer, then each branch of a union (a discriminated ``oneOf``/``anyOf``)
+    with it: as plain object schemas, read through local ``$ref``s and ``allOf`` (``inbox.core.schema_view``)."""
+    return [view.as_schema() for view in schema_view.object_views(schema)]
 
 
-def _properties(schema: dict) -> dict[str, Any]:
+def _properties(schema: dict, branches: list[dict] | None = None) -> dict[str, Any]:
+    """Every property any branch names (the first branch naming it gives its subschema)."""
     merged: dict[str, Any] = {}
-    for branch in _object_branches(schema):
+    for branch in _object_branches(schema) if branches is None else branches:
         properties = branch.get("properties")
         if isinstance(properties, dict):
             for name, sub in properties.items():
@@ -135,21 +133,23 @@ def _required(schema: dict) -> set[str]:
     return {str(name) for name in required} if isinstance(required, list) else set()
 
 
-def edit_key_of(schema: Any) -> str | None:
-    """The property through which ``schema`` offers edits of the proposal (``editedArgs``, ``updatedInput``)."""
+def edit_key_of(schema: Any, properties: dict[str, Any] | None = None) -> str | None:
+    """The property through which ``schema`` offers edits of the proposal (``editedArgs``, ``updatedInput``),
+    wherever it offers it: in its properties, a union's branch, an ``allOf`` member or a ``$ref``'s target."""
     if not isinstance(schema, dict):
         return None
-    properties = _properties(schema)
+    if properties is None:
+        properties = _properties(schema)
     return next((key for key in EDIT_KEYS if key in properties), None)
 
 
-def _choose_key(schema: dict, properties: dict[str, Any]) -> tuple[str, tuple[Any, Any]] | None:
+def _choose_key(branches: list[dict], properties: dict[str, Any]) -> tuple[str, tuple[Any, Any]] | None:
     pairs = {name: pair for name, sub in properties.items() if (pair := _value_pair(sub)) is not None}
     # Branches of a union each name their const: {"behavior": {"const": "allow"}} | {"behavior": {"const": "deny"}}.
     for name in properties:
         consts = [
             branch["properties"][name]["const"]
-            for branch in _object_branches(schema)[1:]
+            for branch in branches[1:]
             if isinstance(branch.get("properties"), dict)
             and isinstance(branch["properties"].get(name), dict)
             and "const" in branch["properties"][name]
@@ -161,7 +161,7 @@ def _choose_key(schema: dict, properties: dict[str, Any]) -> tuple[str, tuple[An
     for preferred in ("approved", "behavior", "decision", "approve"):
         if preferred in pairs:
             return preferred, pairs[preferred]
-    required = _required(schema)
+    required = _required(branches[0])
     among = [name for name in pairs if name in required] or list(pairs)
     if len(among) == 1:
         return among[0], pairs[among[0]]
@@ -172,7 +172,7 @@ def _filled(schema: dict, key: str, value: Any, proposed_args: Any) -> dict | No
     """``{key: value}`` plus what ``schema`` requires besides: the edit key as the unchanged proposal, a note
     as an empty string. None when something else is required (then it is a form, not a yes/no)."""
     payload: dict[str, Any] = {key: value}
-    properties = _properties(schema)
+    properties = schema.get("properties") or {}
     for name in sorted(_required(schema) - {key}):
         if name in EDIT_KEYS and isinstance(
             args := proposed_args() if callable(proposed_args) else proposed_args, dict
@@ -192,19 +192,24 @@ def yes_no_shape(schema: Any, *, proposed_args: Any = None) -> YesNoShape | None
     if not isinstance(schema, dict):
         return None
     candidates: list[YesNoShape] = []
-    pair = _value_pair(schema)
-    if pair is not None and _types(schema) <= {"boolean", "string"}:
+    # The schema itself, or what its $ref points at ({"$ref": "#/$defs/Decision", "$defs": …}).
+    root = schema_view.deref(schema, schema)
+    if not isinstance(root, dict):
+        return None
+    pair = _value_pair(root)
+    if pair is not None and _types(root) <= {"boolean", "string"}:
         candidates.append(YesNoShape(approve=pair[0], deny=pair[1]))
-    if schema.get("type", "object") == "object":
-        chosen = _choose_key(schema, _properties(schema))
+    if root.get("type", schema.get("type", "object")) == "object":
+        branches = _object_branches(schema)
+        properties = _properties(schema, branches)
+        chosen = _choose_key(branches, properties)
         if chosen is not None:
             key, (yes, no) = chosen
-            properties = _properties(schema)
             # Each branch of a union may require other things of an approval than of a denial: try every pair.
-            variants = [schema, *({**branch, "properties": properties} for branch in _object_branches(schema)[1:])]
+            variants = [{**branch, "properties": properties} for branch in branches]
             approvals = _distinct(a for v in variants if (a := _filled(v, key, yes, proposed_args)) is not None)
             denials = _distinct(d for v in variants if (d := _filled(v, key, no, proposed_args)) is not None)
-            edit_key = edit_key_of(schema)
+            edit_key = edit_key_of(schema, properties)
             candidates += [
                 YesNoShape(approve=a, deny=d, key=key, edit_key=edit_key) for a in approvals for d in denials
             ]
@@ -296,10 +301,12 @@ def _form_yes_no(item: Any) -> YesNoShape | None:
     """The yes/no property of a form (an object schema with other required fields, so no buttons): its yes and no
     values judge an answer given in the form. None when the form has no such property."""
     schema = default_schema_for(item)
-    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+    if not isinstance(schema, dict):
         return None
-    chosen = _choose_key(schema, _properties(schema))
+    branches = _object_branches(schema)
+    properties = _properties(schema, branches)
+    chosen = _choose_key(branches, properties)
     if chosen is None:
         return None
     key, (yes, no) = chosen
-    return YesNoShape(approve={key: yes}, deny={key: no}, key=key, edit_key=edit_key_of(schema))
+    return YesNoShape(approve={key: yes}, deny={key: no}, key=key, edit_key=edit_key_of(schema, properties))

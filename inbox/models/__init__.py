@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import Truncator
 
 from agents.models import Agent
+from inbox.core import schema_view
 from inbox.core.fields import RowsJSONField
 from inbox.core.json_view import in_key_order, in_schema_order, proposal_args
 from inbox.limits import MAX_JSON_DEPTH
@@ -341,10 +342,10 @@ class InboxItem(models.Model):
     @property
     def offers_edits(self) -> bool:
         """The spec's capability signal: an edit key (editedArgs, or Claude's updatedInput) in the schema means
-        the client may offer edit UI (the page also needs a yes/no shape: ``inbox.decisions.shapes``)."""
-        schema = self.response_schema or {}
-        properties = schema.get("properties") if isinstance(schema, dict) else None
-        return isinstance(properties, dict) and ("editedArgs" in properties or "updatedInput" in properties)
+        the client may offer edit UI (the page also needs a yes/no shape: ``inbox.decisions.shapes``). Read through
+        local ``$ref``s, ``allOf`` and union branches (``inbox.core.schema_view``)."""
+        schema = self.response_schema
+        return isinstance(schema, dict) and bool(schema_view.property_names(schema) & {"editedArgs", "updatedInput"})
 
 
 class ItemSearchText(models.Model):
