@@ -80,7 +80,25 @@ class DecisionOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Decision
-        fields = ["id", "status", "payload", "comment", "user", "final", "created_at", "undo_until", "withdrawn_at"]
+        fields = [
+            "id",
+            "status",
+            "outcome",
+            "payload",
+            "comment",
+            "user",
+            "final",
+            "created_at",
+            "undo_until",
+            "withdrawn_at",
+        ]
+        extra_kwargs = {
+            "outcome": {
+                "help_text": "What this decision means, judged by the item's responseSchema when it was made "
+                "(approved, approved_with_edits, denied, answered, cancelled): a quorum, the pages and the "
+                "exports read it."
+            }
+        }
 
 
 class ItemDecisionApi(APIView):

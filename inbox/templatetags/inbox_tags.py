@@ -348,7 +348,7 @@ def event_outcome(event: Any) -> str:
         return "cancelled"
     if verb == "item.resolved":
         # The outcome judged when the decision was made (events from before it was recorded: the item's).
-        return data.get("outcome") or getattr(event, "item_outcome", "")
+        return str(data.get("outcome") or getattr(event, "item_outcome", ""))
     return ""
 
 

@@ -5,6 +5,8 @@ what a user may not see is a 404, never a 403 that would confirm it exists."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -49,7 +51,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _with_item_outcomes(events: list) -> None:
+def _with_item_outcomes(events: Iterable[Any]) -> None:
     """An ``item.resolved`` event recorded before decisions carried their outcome shows its item's stored one
     (``event_outcome``): one query for the page, never a payload judged again."""
     ids = {

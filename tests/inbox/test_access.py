@@ -3,8 +3,6 @@ an item and whether that locks a viewer out; the pages, the stats and the databa
 
 from __future__ import annotations
 
-import pytest
-
 from inbox import access
 from inbox.audit.stats import build_report
 from inbox.models import InboxItem

@@ -61,6 +61,15 @@ def quorum_of_two(make_agent):
     return make_agent("strict", approvals_required=2)
 
 
+def test_the_api_says_what_the_decision_means(client: Client, quorum_of_two, ingest, alice):
+    item = item_with(quorum_of_two, ingest, ACCEPT_REJECT)
+    client.force_login(alice)
+    body = {"status": "resolved", "payload": REJECT}
+    response = client.post(f"/api/v1/items/{item.pk}/decision", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 201, response.content
+    assert response.json()["decision"]["outcome"] == "denied"
+
+
 def test_deny_in_an_accept_reject_schema_is_a_denial_not_one_approval_of_two(quorum_of_two, ingest, alice):
     item = item_with(quorum_of_two, ingest, ACCEPT_REJECT)
     outcome = decision_submit(item_id=item.pk, user=alice, status="resolved", payload=REJECT)
