@@ -26,6 +26,7 @@ def decided_item(
     days_ago: float = 2,
     by: Any = None,
     run: Any = None,
+    schema: Any = None,
 ) -> InboxItem:
     moment = timezone.now() - timedelta(days=days_ago)
     run = run or RunFactory(agent=agent, run_id=f"run-{name}", created_at=moment)
@@ -37,6 +38,7 @@ def decided_item(
         message=f"{tool} for {name}?",
         tool_call_id=f"tc-{name}",
         tool_call={"id": f"tc-{name}", "name": tool, "args": {"to": to or f"{name}@ourco.com"}},
+        response_schema=schema,
         created_at=moment - timedelta(minutes=5),
         expires_at=moment + timedelta(hours=1),
         status=status,
@@ -48,6 +50,12 @@ def decided_item(
 
 APPROVED = {"approved": True}
 DENIED = {"approved": False}
+# A schema that offers edits: only then is an answer with editedArgs an approval with edits.
+EDITS = {
+    "type": "object",
+    "properties": {"approved": {"type": "boolean"}, "editedArgs": {"type": "object"}},
+    "required": ["approved"],
+}
 
 
 def seed_history(agent: Agent, other_agent: Agent, person: Any, policy_account: Any) -> dict[str, InboxItem]:
@@ -58,7 +66,9 @@ def seed_history(agent: Agent, other_agent: Agent, person: Any, policy_account: 
     items = {
         "ann": decided_item(agent, "ann", payload=APPROVED, by=person),
         "bob": decided_item(agent, "bob", payload=DENIED, by=person),
-        "cy": decided_item(agent, "cy", payload={"approved": True, "editedArgs": {"to": "x@ourco.com"}}, by=person),
+        "cy": decided_item(
+            agent, "cy", payload={"approved": True, "editedArgs": {"to": "x@ourco.com"}}, by=person, schema=EDITS
+        ),
         "dee": decided_item(agent, "dee", status=InboxItem.Status.CANCELLED, by=person),
         "eve": decided_item(agent, "eve", to="eve@evil.com", payload=DENIED, by=person),
         "hal": decided_item(agent, "hal", tool="payInvoice", payload=APPROVED, by=person),
