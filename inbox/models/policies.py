@@ -160,7 +160,8 @@ class PolicyMatch(models.Model):
         if self.mode == Policy.Mode.SHADOW:
             return "Would have " + SHADOW_EFFECTS.get(self.action, "acted on it")
         if self.outcome == self.Outcome.DECIDED:
-            return "Denied" if isinstance(self.payload, dict) and self.payload.get("approved") is False else "Approved"
+            # The policy's own action decided it (its payload is judged as any decision is: ``Decision.outcome``).
+            return "Denied" if self.action == Policy.Action.DENY else "Approved"
         return self.get_outcome_display()
 
 
