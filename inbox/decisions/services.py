@@ -35,7 +35,7 @@ from inbox.decisions.rules import (
     schema_for,
     undo_reopens,
 )
-from inbox.decisions.shapes import bulk_payload, outcome_for
+from inbox.decisions.shapes import EDIT_KEYS, bulk_payload, outcome_for
 from inbox.expiry.services import expire_items, expire_runs, run_is_past_expiry
 from inbox.limits import MAX_BULK_ITEMS, MAX_DECISION_COMMENT
 from inbox.live import push as live
@@ -55,6 +55,14 @@ class DecisionOutcome:
 
 def _canonical(payload: Any) -> str:
     return json.dumps(payload, sort_keys=True, separators=(",", ":"))
+
+
+def _answer_key(payload: Any, outcome: str) -> str:
+    """What a quorum compares: the answer, where a plain approval's edit key (the proposal, unchanged, as "Approve
+    with edits" without an edit sends it) is no different from the button's approval."""
+    if outcome == InboxItem.Outcome.APPROVED and isinstance(payload, dict):
+        payload = {key: value for key, value in payload.items() if key not in EDIT_KEYS}
+    return _canonical(payload)
 
 
 @dataclass(frozen=True)
@@ -310,7 +318,8 @@ def _apply(
         return DecisionOutcome(item=item, decision=decision, closed=False, approvals=approvals, required=required)
     if approving and required > 1:
         votes = list(item.decisions.filter(counts=True, status=Decision.Status.RESOLVED))
-        same = [vote for vote in votes if _canonical(vote.payload) == _canonical(payload)]
+        answer = _answer_key(payload, meaning)
+        same = [vote for vote in votes if _answer_key(vote.payload, vote.outcome) == answer]
         if len(same) != len(votes):
             # A different answer restarts the count: earlier approvals no longer count towards it.
             item.decisions.filter(counts=True).update(counts=False)

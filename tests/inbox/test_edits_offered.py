@@ -164,6 +164,20 @@ def test_edited_args_equal_to_the_proposal_are_a_plain_approval(client: Client, 
     assert f"alice approved {item.interrupt_id}" in timeline and "with edits" not in timeline
 
 
+def test_a_quorum_counts_an_unchanged_edit_as_the_same_approval(make_agent, ingest, alice, bob):
+    from inbox.decisions.services import decision_submit
+
+    strict = make_agent("strict", approvals_required=2)
+    item = tool_item(strict, ingest, ROOT_REF)
+    first = decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True})
+    assert (first.closed, first.approvals) == (False, 1)
+    unchanged = {"approved": True, "editedArgs": dict(PROPOSED)}
+    second = decision_submit(item_id=item.pk, user=bob, status="resolved", payload=unchanged)
+    assert (second.closed, second.approvals) == (True, 2)
+    item.refresh_from_db()
+    assert item.outcome == "approved"
+
+
 # --- reading references safely ------------------------------------------------------------------
 
 
