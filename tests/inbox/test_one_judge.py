@@ -16,6 +16,7 @@ import pytest
 from django.apps import apps
 from django.test import Client
 
+from inbox.audit.record import Actor, audit
 from inbox.audit.review import build_review
 from inbox.audit.stats import build_report
 from inbox.audit.trail import build_trail
@@ -138,6 +139,18 @@ def test_the_readers_of_a_decided_item_read_its_stored_outcome(client: Client, a
     export = client.get("/audit/export/decisions.json")
     rows = json.loads(b"".join(export.streaming_content))["rows"]
     assert [(row["outcome"], row["approved"], row["edited"]) for row in rows] == [("denied", False, False)]
+
+
+def test_an_audit_event_from_before_decisions_carried_their_outcome_shows_its_items(
+    client: Client, agent, ingest, alice
+):
+    item = item_with(agent, ingest, ACCEPT_REJECT)
+    decision_submit(item_id=item.pk, user=alice, status="resolved", payload=REJECT)
+    # An event as it was recorded before: no outcome in its data (the log is append-only; this one is added).
+    audit(actor=Actor.for_user(alice), verb="item.resolved", obj=item, data={"status": "resolved", "payload": REJECT})
+    client.force_login(alice)
+    log = client.get("/audit/?verb=item.resolved").content.decode()
+    assert log.count('data-outcome="denied"') == 2 and 'data-outcome="answered"' not in log
 
 
 def test_a_form_is_judged_by_its_own_yes_no_property(agent, ingest, alice):
