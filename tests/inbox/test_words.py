@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 from tests.factories import UserFactory
 
 
-def text_of(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+def text_of(page: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)).strip())
 
 
 def _page(client, user, url: str) -> str:
@@ -25,3 +26,54 @@ def test_staff_in_no_team_are_not_told_that_no_items_reach_them(client, staff, d
     newcomer = UserFactory(username="newcomer")
     said = text_of(_page(client, newcomer, "/inbox/settings/notifications/").split("Your teams", 1)[1].split("</p>")[0])
     assert said.startswith("You are in no team yet, so no items reach you: ask a staff member")
+
+
+ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d")
+RUN_ERROR_NOTE = (
+    "The agent answered RUN_ERROR to the resume sent at 2026-03-02T10:15:07.123456+00:00: "
+    "resume[0].interruptId 'int-1' is not an open interrupt"
+)
+
+
+def test_a_delivery_failure_leads_with_what_happened_and_what_to_do(client, staff, alice, stored_run, settings):
+    """It read "Last error: The agent answered RUN_ERROR to the resume sent at 2026-03-02T10:15:07.123456+00:00:
+    resume[0].interruptId …" on the run page, and the same in the e-mail and the stats table."""
+    from django.core import mail
+
+    from inbox.models import Resume
+    from inbox.teams.failures import notify_delivery_failed
+    from tests.inbox.test_truth import decide
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    run = stored_run("t-1", "r-1", 30)
+    item = decide(run.items.get(), alice)
+    Resume.objects.filter(run=run).update(state="failed", attempts=1, last_error=RUN_ERROR_NOTE)
+    lead = "The agent could not act on the answer: it ended its run with an error"
+    to_do = "It is not sent again by itself: check the agent, then retry sending on the run page."
+
+    item_page = _page(client, alice, item.get_absolute_url())
+    said = text_of(item_page.split('data-delivery="failed"', 1)[1].split("</div>", 1)[0])
+    assert lead in said and to_do in said and "“resume[0].interruptId 'int-1' is not an open interrupt”" in said
+    assert "RUN_ERROR" not in said and not ISO.search(said)
+
+    run_page = _page(client, staff, run.get_absolute_url())
+    alert = text_of(run_page.split("data-resume-error>", 1)[1].split("</div>", 1)[0])
+    assert alert.startswith(f"Failed: needs a person. {lead}") and alert.endswith(to_do)
+    assert "RUN_ERROR" not in alert and "Last error" not in run_page
+
+    mail.outbox.clear()
+    assert notify_delivery_failed(Resume.objects.get(run=run).pk) == 1
+    body = mail.outbox[0].body
+    assert lead in body and to_do in body and "RUN_ERROR" not in body and not ISO.search(body)
+
+    stats = _page(client, staff, "/audit/stats/?days=7")
+    table = stats.split('id="resumes"', 1)[1].split("</table>", 1)[0]
+    assert "ended its run with an error" in table and "RUN_ERROR" not in table and not ISO.search(table)
+
+
+def test_times_in_a_delivery_note_read_as_times():
+    from inbox.resumes.states import delivery_from
+
+    note = "agent answered 502 (gave up after 6 attempt(s): the retry window ended at 2026-03-02T10:15:07.5+00:00)"
+    sentence = delivery_from("failed", attempts=6, last_error=note).sentence
+    assert "the retry window ended at 2026-03-02 10:15:07 UTC" in sentence and not ISO.search(sentence)
