@@ -13,6 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from inbox.core.text import readable_times
 from inbox.models import InboxItem, Resume
 
 WAITING, QUEUED, SENDING, RETRYING = "waiting", "queued", "sending", "retrying"
@@ -58,29 +59,12 @@ _WORDS = [
 ]
 
 
-# A time as the notes record it (ISO 8601), and the RUN_ERROR note of inbox.resumes.services.
-_ISO_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?")
+# The RUN_ERROR note of inbox.resumes.services.
 _RUN_ERROR = re.compile(
     r"^The agent answered RUN_ERROR(?: to the resume sent at "
     r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d| [A-Za-z0-9+-]+)?)?: (?P<said>.*)$",
     re.S,
 )
-
-
-def readable_times(text: str) -> str:
-    """``text`` with each ISO 8601 time in it as people read one: ``2026-12-06 22:10:40 UTC`` (the site's time
-    zone), not ``2026-12-06T22:10:40.123456+00:00``."""
-
-    def readable(match: re.Match[str]) -> str:
-        try:
-            moment = datetime.fromisoformat(match.group(0).replace("Z", "+00:00"))
-        except ValueError:
-            return match.group(0)
-        if timezone.is_naive(moment):
-            moment = timezone.make_aware(moment)
-        return f"{timezone.localtime(moment):%Y-%m-%d %H:%M:%S %Z}".rstrip()
-
-    return _ISO_TIME.sub(readable, text)
 
 
 def run_error_said(error: str) -> str | None:

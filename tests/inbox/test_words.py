@@ -77,3 +77,30 @@ def test_times_in_a_delivery_note_read_as_times():
     note = "agent answered 502 (gave up after 6 attempt(s): the retry window ended at 2026-03-02T10:15:07.5+00:00)"
     sentence = delivery_from("failed", attempts=6, last_error=note).sentence
     assert "the retry window ended at 2026-03-02 10:15:07 UTC" in sentence and not ISO.search(sentence)
+
+
+def test_the_audit_log_says_an_events_details_in_words(client, staff, agent):
+    """The Details column was the event's data as one line of JSON ({"attempts": 6, "error": …, "until": "2026-…T…"})."""
+    from inbox.audit.record import Actor, audit
+
+    audit(
+        actor=Actor.system(),
+        verb="resume.failed",
+        obj=agent.agent,
+        data={
+            "attempts": 6,
+            "gaveUp": True,
+            "error": "agent answered 502 (gave up: the retry window ended at 2026-03-02T10:15:07.123456+00:00)",
+            "fields": ["slug", "name"],
+        },
+    )
+    page = _page(client, staff, "/audit/?verb=resume.failed")
+    cell = page.split("data-audit-details>", 1)[1].split("</ul>", 1)[0]
+    lines = [text_of(line) for line in re.findall(r"<li>(.*?)</li>", cell)]
+    assert lines == [
+        "Attempts: 6",
+        "Gave up: yes",
+        "Error: agent answered 502 (gave up: the retry window ended at 2026-03-02 10:15:07 UTC)",
+        "Fields: slug, name",
+    ]
+    assert not ISO.search(cell) and "{" not in cell
