@@ -5,6 +5,8 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
 from tests.factories import UserFactory
 
 
@@ -104,3 +106,23 @@ def test_the_audit_log_says_an_events_details_in_words(client, staff, agent):
         "Fields: slug, name",
     ]
     assert not ISO.search(cell) and "{" not in cell
+
+
+@pytest.mark.parametrize(
+    ("query", "name"),
+    [
+        ("agent=mailer&reason=tool_call", "Mail robot tool calls"),
+        ("tab=decided&outcome=denied&q=refund", "Denied “refund” (decided)"),
+        ("sort=oldest", "Oldest open"),
+        ("tab=decided", "Decided"),
+    ],
+)
+def test_the_save_form_offers_the_name_a_person_would_give_the_view(client, alice, agent, query, name):
+    """The name field was empty; the page showed the filters' values (agent mailer, reason tool_call)."""
+    from urllib.parse import urlencode
+
+    agent.agent.name = "Mail robot"
+    agent.agent.save(update_fields=["name"])
+    page = _page(client, alice, "/inbox/views/?" + urlencode({"query": query}))
+    field = re.search(r'<input type="text" name="name" value="([^"]*)"[^>]*data-view-name>', page)
+    assert field is not None and html.unescape(field.group(1)) == name
