@@ -126,3 +126,26 @@ def test_the_save_form_offers_the_name_a_person_would_give_the_view(client, alic
     page = _page(client, alice, "/inbox/views/?" + urlencode({"query": query}))
     field = re.search(r'<input type="text" name="name" value="([^"]*)"[^>]*data-view-name>', page)
     assert field is not None and html.unescape(field.group(1)) == name
+
+
+def test_a_bulk_decision_is_confirmed_once(client, alice, agent, ingest, settings):
+    """After a bulk approval the list said "3 decided." and, beside it, the undo toast "Approved 3 items — Undo":
+    the toast alone confirms it now; a summary stays for what the toast does not say (a failure)."""
+    from inbox.models import InboxItem
+    from tests.inbox.test_team_pages import tool_approval
+
+    settings.INBOX_UNDO_SECONDS = 10.0
+    for n in range(4):
+        assert ingest(agent, tool_approval(n)).status_code == 201
+    items = list(InboxItem.objects.order_by("pk"))
+    client.force_login(alice)
+
+    page = client.post("/inbox/bulk/", {"ids": [i.pk for i in items[:3]], "action": "approve"}, follow=True)
+    said = text_of(page.content.decode().split("<main", 1)[1])
+    assert said.count("Approved 3 items") == 1 and "3 decided" not in said
+    assert "data-bulk-summary" not in page.content.decode()
+    assert "data-bulk-summary" not in client.get("/inbox/").content.decode()  # (the toast stays while undo can)
+
+    page = client.post("/inbox/bulk/", {"ids": [items[3].pk, 999_999], "action": "deny"}, follow=True)
+    summary = text_of(page.content.decode().split("data-bulk-summary>", 1)[1].split("</div>", 1)[0])
+    assert summary.startswith("1 decided , 1 could not be decided: Item 999999 not found")
