@@ -149,3 +149,25 @@ def test_a_bulk_decision_is_confirmed_once(client, alice, agent, ingest, setting
     page = client.post("/inbox/bulk/", {"ids": [items[3].pk, 999_999], "action": "deny"}, follow=True)
     summary = text_of(page.content.decode().split("data-bulk-summary>", 1)[1].split("</div>", 1)[0])
     assert summary.startswith("1 decided , 1 could not be decided: Item 999999 not found")
+
+
+def test_a_failed_notice_says_its_times_as_times(client, alice):
+    """The notifications page showed "(gave up: retries end at 2026-03-02T10:15:07.123456+00:00)"."""
+    from django.utils import timezone
+
+    from inbox.models import Notice
+
+    Notice.objects.create(
+        kind=Notice.Kind.choices[0][0],
+        channel=Notice.Channel.EMAIL,
+        user=alice,
+        to=alice.email,
+        subject="New item",
+        body="…",
+        state=Notice.State.FAILED,
+        attempts=9,
+        last_error="421 try later (gave up: retries end at 2026-03-02T10:15:07.123456+00:00)",
+        retry_until=timezone.now(),
+    )
+    page = _page(client, alice, "/inbox/settings/notifications/")
+    assert "retries end at 2026-03-02 10:15:07 UTC" in page and not ISO.search(page.split('id="notices"', 1)[1])
