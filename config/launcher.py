@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import json
 import os
 import secrets
 import selectors
@@ -16,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,14 +35,17 @@ RESET = "\033[0m"
 PR_SET_PDEATHSIG = 1
 
 
+def celery(log_level: str) -> list[str]:
+    """``python -m celery -A config``; ``--quiet`` below INFO: without it the worker and beat each print a banner
+    of about 20 lines (versions, transport, queues), which pushed the ready banner past the first screen."""
+    quiet = ["--quiet"] if log_level not in {"DEBUG", "INFO"} else []
+    return [PY, "-m", "celery", "-A", "config", *quiet]
+
+
 def celery_worker(name: str, log_level: str, consumed: list[str], pool: str) -> list[str]:
     """The command of a Celery worker called ``name`` consuming ``consumed``."""
     return [
-        PY,
-        "-m",
-        "celery",
-        "-A",
-        "config",
+        *celery(log_level),
         "worker",
         f"--loglevel={log_level}",
         pool,
@@ -76,6 +81,7 @@ DIE_WITH_PARENT = _die_with_parent()
 RESTART_FIRST_DELAY = 1.0  # seconds before a dead child is started again; doubles per quick death
 RESTART_MAX_DELAY = 30.0
 RESTART_STABLE_AFTER = 60.0  # a child that ran this long died unexpectedly once: back to the first delay
+READY_NOTE_EVERY = 30.0  # seconds between the "still starting" lines while /healthz does not answer 200
 
 
 def watch_parent() -> int:
@@ -132,7 +138,7 @@ def ensure_admin(var_dir: Path) -> str:
         "0 if a and f.exists() and a.check_password(f.read_text().strip()) else 4)"
     )
     state = subprocess.run(
-        [PY, "manage.py", "shell", "-c", code],
+        [PY, "manage.py", "shell", "-v", "0", "-c", code],  # -v 0: no "43 objects imported automatically"
         cwd=ROOT,
         env={**os.environ, "INBOX_ADMIN_PASSWORD_FILE": str(password_file)},
         preexec_fn=DIE_WITH_PARENT,
@@ -166,14 +172,21 @@ def ensure_admin(var_dir: Path) -> str:
     return f"log in as admin, password {password}  (kept in {password_file}; {reset})"
 
 
-def web_answers(port: int) -> bool:
-    """True once the web server answers ``/healthz`` with 200 (web, database and Redis up)."""
+def health(port: int) -> tuple[bool, str]:
+    """Whether the web server answers ``/healthz`` with 200 (web, database, Redis, a worker and beat up); if not,
+    why in a few words ("no answer yet", "down: worker, beat")."""
     try:
         direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # never through an http_proxy
         with direct.open(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
-            return response.status == 200
+            return response.status == 200, f"answered {response.status}"
+    except urllib.error.HTTPError as exc:
+        try:
+            down = json.loads(exc.read()).get("down") or []
+        except (ValueError, AttributeError, OSError):
+            down = []
+        return False, f"down: {', '.join(map(str, down))}" if down else f"answered {exc.code}"
     except (OSError, ValueError):
-        return False
+        return False, "no answer yet"
 
 
 @dataclass
@@ -334,6 +347,12 @@ def main() -> int:
     login = ensure_admin(var_dir)
     # Quiet by default: the tasks' chatter would push everything a person needs out of sight.
     log_level = os.environ.setdefault("LOG_LEVEL", "WARNING").upper()
+    # Celery warns in 8 lines, in the worker and again in the deadlines worker, when it runs as root (as in most
+    # containers). The warning is about accepting pickle, which the inbox never does (JSON only, config/celery.py;
+    # with pickle Celery refuses to start as root, which stays): for `make run` it was only lines to scroll past.
+    os.environ["PYTHONWARNINGS"] = ",".join(
+        filter(None, [os.environ.get("PYTHONWARNINGS"), "ignore:You're running the worker with superuser privileges"])
+    )
     demo_available = (ROOT / "agents" / "demo.py").exists()
     if demo_available:
         try:
@@ -369,11 +388,7 @@ def main() -> int:
         # only a worker of their own never makes an expiry or an escalation wait behind a resume or an e-mail.
         "deadlines": celery_worker(f"deadlines-{port}", log_level, [queues.name("deadlines")], "--pool=solo"),
         "beat": [
-            PY,
-            "-m",
-            "celery",
-            "-A",
-            "config",
+            *celery(log_level),
             "beat",
             f"--loglevel={log_level}",
             "--schedule",
@@ -393,15 +408,27 @@ def main() -> int:
         child.start(selector)
     print(f"\nApproval Inbox is starting on http://127.0.0.1:{port}/  (Ctrl-C stops everything)\n", flush=True)
 
+    waiting_since = time.monotonic()
+    said_at = waiting_since
+
     def announce_ready() -> bool:
-        if not web_answers(port):
+        nonlocal said_at
+        answered, why = health(port)
+        if not answered:
+            # The web server's own log keeps quiet about /healthz (config.health.QuietProbes): once in a while say
+            # here what it waits for, so that a worker that cannot start is not a silent wait.
+            if time.monotonic() - said_at >= READY_NOTE_EVERY:
+                said_at = time.monotonic()
+                print(f"Still starting after {said_at - waiting_since:.0f} s: /healthz {why}", flush=True)
             return False
         banner = "=" * 64
+        mail_dir = os.environ.get("EMAIL_FILE_PATH") or str(var_dir / "mail")
         lines = [
             f"Approval Inbox is ready: http://127.0.0.1:{port}/",
             login,
+            *([f"The demo agent: http://127.0.0.1:{demo_port}/ (Agents → Demo agent)"] if demo_available else []),
             *(
-                ["Dev e-mails are printed here (the console e-mail backend)."]
+                [f"Dev e-mails are not sent: one line each here, the messages in {mail_dir}/"]
                 if not os.environ.get("EMAIL_BACKEND")
                 else []
             ),

@@ -252,7 +252,10 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = env_bool("WHITENOISE_USE_FINDERS", True)
 WHITENOISE_AUTOREFRESH = DEBUG
 
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# By default nothing is sent: each e-mail is written to a file under EMAIL_FILE_PATH, with one line in the
+# sending process's output (config/devmail.py). Production names a real backend (docs/configuration.md).
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "config.devmail.EmailBackend")
+EMAIL_FILE_PATH = env_str("EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "inbox@localhost")
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)
@@ -369,9 +372,14 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
 LOGGING: dict[str, Any] = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"quiet_probes": {"()": "config.logfilters.QuietProbes"}},  # no line per /healthz 503
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "INFO"}, "httpx": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "INFO"},
+        "httpx": {"level": "WARNING"},
+        "django.request": {"filters": ["quiet_probes"]},
+    },
 }
 
 # --- Security hardening (sec) ---------------------------------------------------------------------

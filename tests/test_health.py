@@ -51,6 +51,18 @@ def test_it_answers_503_naming_the_worker_and_beat_when_none_runs(client, own_he
 
 
 @pytest.mark.django_db
+def test_a_503_is_not_logged_once_per_probe(client, own_heartbeats, caplog):
+    """A probe asks every few seconds; `make run` printed 189 "Service Unavailable: /healthz" lines before its
+    ready banner while the workers started. The answer's body says what is down; the log keeps other requests'."""
+    with caplog.at_level("INFO", logger="django.request"):
+        assert client.get("/healthz").status_code == 503
+        assert client.get("/healthz").status_code == 503
+        assert client.get("/no-such-page").status_code == 404
+    logged = [record.getMessage() for record in caplog.records if record.name == "django.request"]
+    assert logged == ["Not Found: /no-such-page"]
+
+
+@pytest.mark.django_db
 def test_staff_see_why(client, staff, own_heartbeats):
     client.force_login(staff)
     body = client.get("/healthz").json()

@@ -8,6 +8,7 @@ shares nothing with the rest of the suite."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -25,6 +26,7 @@ from tests.conftest import ROOT, free_port
 pytestmark = pytest.mark.worker  # it runs a real Celery worker (and beat)
 
 PROC = Path("/proc")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the children's coloured prefixes
 
 
 def _process_table() -> dict[int, tuple[int, str, str]]:
@@ -220,40 +222,73 @@ def test_killing_make_stops_everything_and_a_child_that_dies_is_started_again(tm
             os.kill(pid, signal.SIGKILL)
 
 
-def _run_until_ready(tmp_path: Path, var_dir: Path, name: str) -> str:
-    """Start the launcher, wait for its ready banner, stop it; its output."""
+def _run_until_ready(tmp_path: Path, var_dir: Path, name: str, *, via_make: bool = False) -> tuple[str, int]:
+    """Start the launcher (or `make run`, with the demo agent on its default port), wait for its ready banner,
+    stop it; its output and the port it served on."""
     port, demo_port = free_port(), free_port()
+    env = _launcher_env(var_dir, port, demo_port)
+    command = [sys.executable, "-m", "config.launcher"]
+    if via_make:  # as a person types it, installation done (-o: the venv's stamp is not remade)
+        command = ["make", "--no-print-directory", "run", "-o", ".venv/.installed", f"PORT={port}"]
+        del env["DEMO_AGENT_PORT"]
     log_path = tmp_path / f"{name}.log"
     with open(log_path, "w") as log:
         launcher = subprocess.Popen(
-            [sys.executable, "-m", "config.launcher"],
-            cwd=ROOT,
-            env=_launcher_env(var_dir, port, demo_port),
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
         ready = lambda: "Approval Inbox is ready" in log_path.read_text()  # noqa: E731
         assert _wait_for(lambda: _healthy(port, launcher, log_path)() and ready(), 240), log_path.read_text()[-3000:]
+        if via_make:  # the demo agent the banner names listens on PORT + 1
+            assert _wait_for(lambda: not _port_is_free(port + 1), 30), log_path.read_text()[-3000:]
         time.sleep(3)  # a few beats and sweeps: they must not fill the screen
     finally:
-        launcher.send_signal(signal.SIGTERM)
+        os.killpg(launcher.pid, signal.SIGTERM)  # make and the launcher it became (its children: sessions of their own)
         launcher.wait(timeout=60)
-    return log_path.read_text()
+    return log_path.read_text(), port
+
+
+def _readme_banner() -> list[str]:
+    readme = (ROOT / "README.md").read_text()
+    block = readme[readme.index("```\n====") + 4 :]
+    return block[: block.index("```")].splitlines()
 
 
 def test_the_ready_banner_says_where_to_log_in_and_the_log_stays_quiet(tmp_path):
     """The admin password scrolled away under ~6,000 log lines: the ready banner shows it again (kept 0600 in the
-    var dir until it is changed), on the first run and the next, and the default log level is quiet."""
+    var dir until it is changed), on the first run and the next, and the default log level is quiet.
+
+    The first run is `make run` as a newcomer types it, read up to its banner: it came after 189 "Service
+    Unavailable: /healthz" lines (the launcher's own probe, logged by the web server while the workers started)
+    and Celery's banners and warnings, past the first screen. The banner is the README's, with this run's port,
+    password and directory, and the demo agent it names (PORT + 1) answers there."""
     var_dir = tmp_path / "var"
-    first = _run_until_ready(tmp_path, var_dir, "first")
+    first, port = _run_until_ready(tmp_path, var_dir, "first", via_make=True)
+    lines = [ANSI.sub("", line) for line in first.splitlines()]
+    ready_at = next(number for number, line in enumerate(lines) if "Approval Inbox is ready" in line)
+    assert ready_at < 40, "\n".join(lines[:ready_at])
+    assert not [line for line in lines[:ready_at] if "healthz" in line or "Service Unavailable" in line]
+    assert not [line for line in lines[:ready_at] if "Warning" in line or "-------------- " in line]
+
     created = first.split("password: ", 1)[1].split()[0]
-    banner = first[first.index("Approval Inbox is ready") :]
-    assert f"log in as admin, password {created}" in banner
-    assert "manage.py changepassword admin" in banner
+    banner = lines[ready_at - 2 : ready_at + 7]
+    assert banner[0] == "" and banner[1] == "=" * 64 and banner[-1] == "=" * 64
+    as_in_readme = [
+        line.replace(f"127.0.0.1:{port}/", "127.0.0.1:8000/")
+        .replace(f"127.0.0.1:{port + 1}/", "127.0.0.1:8001/")
+        .replace(created, "<random>")
+        .replace(str(var_dir), "var")
+        for line in banner[1:]
+    ]
+    assert as_in_readme == _readme_banner()
+    assert f"log in as admin, password {created}" in first[first.index("Approval Inbox is ready") :]
+    assert f"The demo agent: http://127.0.0.1:{port + 1}/" in first
+
+    banner_text = first[first.index("Approval Inbox is ready") :]
+    assert "manage.py changepassword admin" in banner_text
     stored = var_dir / "admin-password"
     assert stored.read_text() == created and stored.stat().st_mode & 0o777 == 0o600
     assert "INFO/" not in first  # Celery's per-task and per-beat lines
-    again = _run_until_ready(tmp_path, var_dir, "again")
+    again, _port = _run_until_ready(tmp_path, var_dir, "again")
     assert "Admin user created" not in again
     assert f"log in as admin, password {created}" in again[again.index("Approval Inbox is ready") :]

@@ -18,7 +18,7 @@ from inbox.access import sees_everything
 from inbox.core.errors import ApplicationError
 from inbox.limits import MAX_SAVED_VIEW_NAME, MAX_SAVED_VIEWS, SAVED_VIEW_TABS
 from inbox.listing.selectors import SORT_LABELS, ListFilters
-from inbox.models import InboxItem, Resume, SavedView
+from inbox.models import Agent, InboxItem, Resume, SavedView
 
 UNCHANGED: Any = object()  # ``saved_view_update``: leave this field as it is
 
@@ -64,6 +64,49 @@ def describe(filters: ListFilters) -> str:
             parts.append(f"{label} {value}")
     parts.append(SORT_LABELS[filters.effective_sort])
     return " · ".join(parts)
+
+
+# Reasons as people say them in a view's name; any other reason string reads with its separators as spaces.
+_REASON_WORDS = {"tool_call": "tool calls", "input_required": "input requests", "confirmation": "confirmations"}
+_SORT_NAMES = {
+    "expires": "{tab} expiring soonest",
+    "expires_last": "{tab} expiring latest",
+    "newest": "newest {tab}",
+    "oldest": "oldest {tab}",
+}
+_TAB_WORDS = {"open": "open", "mine": "mine", "snoozed": "snoozed", "decided": "decided", "expired": "expired"}
+
+
+def suggested_name(filters: ListFilters) -> str:
+    """The name a person would give a view of ``filters``, offered in the save form: "Mailer tool calls",
+    "Denied refunds", "Oldest open", rather than the filters' values ("agent=mailer&reason=tool_call")."""
+    parts: list[str] = []
+    if filters.agent:
+        named = Agent.objects.filter(slug=filters.agent).values_list("name", flat=True).first()
+        parts.append(named or filters.agent)
+    if filters.outcome:
+        parts.append(InboxItem.Outcome(filters.outcome).label.lower())
+    if filters.q:
+        parts.append(f"“{filters.q}”")
+    if filters.reason:
+        parts.append(_REASON_WORDS.get(filters.reason) or " ".join(filters.reason.replace(":", " ").split("_")))
+    if filters.delivery:
+        parts.append(f"delivery {Resume.State(filters.delivery).label.lower()}")
+    if filters.thread:
+        parts.append(f"thread {filters.thread}")
+    tab = _TAB_WORDS.get(filters.tab, "")
+    if not parts:  # the tab alone, with its sort when one is chosen: "Oldest open", "Open expiring latest"
+        words = tab or "everything"
+        return (
+            _SORT_NAMES.get(filters.sort, "{tab}").format(tab=words).capitalize()
+            if filters.sort
+            else words.capitalize()
+        )
+    if tab and tab != "open":
+        parts.append(f"({tab})")
+    name = " ".join(parts)
+    name = name[:1].upper() + name[1:]
+    return name if len(name) <= MAX_SAVED_VIEW_NAME else name[: MAX_SAVED_VIEW_NAME - 1].rstrip() + "…"
 
 
 @dataclass(frozen=True)

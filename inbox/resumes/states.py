@@ -13,6 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
+from inbox.core.text import readable_times
 from inbox.models import InboxItem, Resume
 
 WAITING, QUEUED, SENDING, RETRYING = "waiting", "queued", "sending", "retrying"
@@ -58,9 +59,27 @@ _WORDS = [
 ]
 
 
+# The RUN_ERROR note of inbox.resumes.services.
+_RUN_ERROR = re.compile(
+    r"^The agent answered RUN_ERROR(?: to the resume sent at "
+    r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d| [A-Za-z0-9+-]+)?)?: (?P<said>.*)$",
+    re.S,
+)
+
+
+def run_error_said(error: str) -> str | None:
+    """What the agent said when it answered a resume with ``RUN_ERROR`` (None: the error is not that)."""
+    found = _RUN_ERROR.match((error or "").strip())
+    return found.group("said").strip().rstrip(".") if found else None
+
+
 def error_in_words(error: str) -> str:
-    """``error`` with a plain reason in front when it is a known transport failure."""
-    error = (error or "").strip().rstrip(".")
+    """``error`` with a plain reason in front when it is a known transport failure, times readable, and an
+    agent's ``RUN_ERROR`` said as what happened with what the agent said quoted."""
+    error = readable_times((error or "").strip().rstrip("."))
+    said = run_error_said(error)
+    if said is not None:
+        return f"the agent took the answer and ended its run with an error: “{said or 'no message'}”"
     for pattern, words in _WORDS:
         if pattern.search(error):
             return f"{words} ({error})"
@@ -97,6 +116,11 @@ class Delivery:
     @property
     def error_words(self) -> str:
         return error_in_words(self.last_error)
+
+    @property
+    def _run_error_words(self) -> str | None:
+        said = run_error_said(readable_times(self.last_error))
+        return None if said is None else f"“{said}”" if said else "no message"
 
     @property
     def needs_person(self) -> bool:
@@ -153,8 +177,12 @@ class Delivery:
             "twice).",
             UNKNOWN: "The agent accepted the answer, but its reply was cut before it ended, so what it did is not "
             f"known: {error or 'no reason recorded'}. It is not sent again by itself.",
-            FAILED: f"The answer did not reach the agent{tries}: {error or 'no reason recorded'}. "
-            "It is not sent again by itself: a person must look at it.",
+            FAILED: (
+                f"The agent could not act on the answer: it ended its run with an error ({run_said}). "
+                if (run_said := self._run_error_words) is not None
+                else f"The answer did not reach the agent{tries}: {error or 'no reason recorded'}. "
+            )
+            + "It is not sent again by itself: check the agent, then retry sending on the run page.",
             EXPIRED: f"The answer was not delivered: {error or 'an interrupt of the run expired first'}.",
             NONE: "No answer was sent to the agent: the run was closed without a resume.",
         }.get(self.state, "")

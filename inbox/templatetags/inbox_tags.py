@@ -13,11 +13,12 @@ from django.utils import timezone
 
 from inbox import access, limits
 from inbox.core import safe_json
+from inbox.core.text import readable_times
 from inbox.decisions.rules import UNDO_OFFER_SESSION_KEY, is_tool_approval, undo_window_end
 from inbox.decisions.shapes import needs_form_input
 from inbox.limits import MAX_JSON_DEPTH
 from inbox.models import InboxItem, Resume
-from inbox.resumes.states import Delivery, delivery_of_item, delivery_of_resume
+from inbox.resumes.states import Delivery, delivery_of_item, delivery_of_resume, error_in_words
 from inbox.web.routing import LIVE_PATH
 
 register = template.Library()
@@ -318,6 +319,19 @@ def delivery(item: Any) -> Delivery | None:
 def resume_delivery(resume: Resume | None) -> Delivery:
     """``resume|resume_delivery``: the delivery a run's resume row stands for (a run page, an agent's)."""
     return delivery_of_resume(resume)
+
+
+@register.filter
+def delivery_error_words(error: Any) -> str:
+    """``resume.last_error|delivery_error_words``: a recorded delivery error as people read it (times readable,
+    an agent's RUN_ERROR said as what happened)."""
+    return error_in_words(str(error or ""))
+
+
+@register.filter(name="readable_times")
+def readable_times_filter(text: Any) -> str:
+    """``notice.last_error|readable_times``: a recorded note with its ISO 8601 times as people read them."""
+    return readable_times(str(text or ""))
 
 
 @register.filter

@@ -18,6 +18,7 @@ from django.views.decorators.http import require_GET
 from inbox.access import visible_items, visible_threads
 from inbox.audit import review as review_quality
 from inbox.audit import stats as inbox_stats
+from inbox.audit.details import audit_details
 from inbox.audit.exports import EXPORTS, FORMATS, AuditFilterForm, csv_chunks, export_response, signed_chunks
 from inbox.audit.trail import build_trail
 from inbox.core.errors import ApplicationError
@@ -40,6 +41,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
         page = BoundedPaginator(events, 50, bound=AUDIT_COUNT_LIMIT).get_page(request.GET.get("page"))
         for event in page.object_list:
             event.data_json = json.dumps(event.data, ensure_ascii=False, sort_keys=True) if event.data else ""
+            event.details = audit_details(event.data)
         _with_item_outcomes(page.object_list)
     query = request.GET.copy()
     query.pop("page", None)

@@ -223,18 +223,24 @@ def bulk_decide(request: HttpRequest) -> HttpResponse:
         except ApplicationError as error:
             request.session["bulk_result"] = {"error": error.message}
         else:
-            request.session["bulk_result"] = _summary(request.user, action, results)
-            _offer_bulk_undo(request, action, results)
+            summary = _summary(request.user, action, results)
+            offered = _offer_bulk_undo(request, action, results)
+            # Every item decided and each undoable: the undo toast ("Approved 10 items — Undo") is the
+            # confirmation; a summary saying "10 decided." beside it said it twice. A summary stays for what the
+            # toast does not say: votes, items that need their form, failures.
+            if not (offered == summary["decided"] and not summary["votes"] and not summary["failures"]):
+                request.session["bulk_result"] = summary
     return redirect(_list_url(request.POST))
 
 
 _BULK_WORDS = {"approve": "Approved", "deny": "Denied", "cancel": "Cancelled"}
 
 
-def _offer_bulk_undo(request: HttpRequest, action: str, results: list[dict]) -> None:
+def _offer_bulk_undo(request: HttpRequest, action: str, results: list[dict]) -> int:
+    """Offer the undo toast for the items decided; how many it covers."""
     decided = [result["id"] for result in results if result["ok"] and result.get("undoUntil")]
     if not decided:
-        return
+        return 0
     words = _BULK_WORDS[action]
     if len(decided) > 1:
         words = f"{words} {len(decided)} items"
@@ -242,6 +248,7 @@ def _offer_bulk_undo(request: HttpRequest, action: str, results: list[dict]) -> 
         title = access.visible_items(request.user).filter(pk=decided[0]).first()
         words = f"{words}: “{title.short_title}”" if title else words
     request.session[UNDO_OFFER_SESSION_KEY] = {"items": decided, "words": words}
+    return len(decided)
 
 
 def _summary(user, action: str, results: list[dict]) -> dict:

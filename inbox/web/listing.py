@@ -186,7 +186,9 @@ def _views_page(
         "teams": list(visible_teams(user)) if sees_everything(user) else [],
         "new_query": query,
         "new_description": saved_views.describe(saved_views.filters_of_query(query)),
-        "new_name": request.POST.get("name", "") if error_view is None else "",
+        "new_name": request.POST.get("name", "")
+        if error_view is None and request.method == "POST"
+        else saved_views.suggested_name(saved_views.filters_of_query(query)),
         "name_limit": MAX_SAVED_VIEW_NAME,
         "error": error,
         "error_view": error_view,

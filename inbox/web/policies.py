@@ -135,6 +135,13 @@ def _findings_page(request: HttpRequest, backtest: PolicyBacktest, kind: str, pa
     return Paginator(selectors.backtest_findings(backtest, kind), 25).get_page(request.GET.get(param))
 
 
+def _subject_label(subject: Any) -> str:
+    try:
+        return str(Policy.Subject(subject).label)
+    except ValueError:  # a rules snapshot from another version: its word as stored
+        return str(subject)
+
+
 @staff_member_required
 def policy_backtest(request: HttpRequest, pk: int, backtest_pk: int) -> HttpResponse:
     """A backtest: its progress (the page reloads itself) until it is done, then what it found."""
@@ -146,6 +153,7 @@ def policy_backtest(request: HttpRequest, pk: int, backtest_pk: int) -> HttpResp
         "policy": backtest.policy,
         "lost": selectors.backtest_lost(backtest),
         "action_label": Policy.Action(backtest.rules["action"]).label,
+        "subject_label": _subject_label(backtest.rules.get("subject")),
     }
     if backtest.state == PolicyBacktest.State.DONE:
         context["disagreements"] = _findings_page(request, backtest, BacktestFinding.Kind.DISAGREED, "page")

@@ -212,6 +212,11 @@
       list.appendChild(row);
     });
     if (!dialog.open) dialog.showModal();
+    // showModal focuses the first control, the Close button at the bottom, which scrolled a long list to its
+    // end: the help opens at its top, its title focused (a screen reader reads it first).
+    var title = dialog.querySelector("h2");
+    if (title) title.focus({ preventScroll: true });
+    dialog.scrollTop = 0;
     return true;
   }
 

@@ -91,3 +91,23 @@ def test_x_selects_shift_a_approves_the_selection_slash_searches_and_g_d_goes_to
     page.keyboard.press("d")
     page.wait_for_url(re.compile(r"/inbox/\?tab=decided"))
     expect(page.locator("tr[data-item-row]")).to_have_count(2)
+
+
+def test_the_help_opens_at_its_top_on_a_short_screen(login, alice, post_run):
+    """showModal focused the Close button under the list, so on a screen shorter than the list the help opened
+    scrolled to its end, its title and first keys out of sight."""
+    run = post_run(spec_example("parallel_interrupts"))
+    page = login(alice)
+    page.set_viewport_size({"width": 1280, "height": 420})
+    page.goto(item_page(run.items.first()))
+    page.keyboard.press("?")
+    dialog = page.locator("#shortcuts")
+    expect(dialog).to_be_visible()
+    assert page.evaluate(
+        "document.getElementById('shortcuts').scrollHeight > document.getElementById('shortcuts').clientHeight"
+    )
+    assert page.evaluate("document.getElementById('shortcuts').scrollTop") == 0
+    expect(dialog.locator("h2")).to_be_focused()
+    expect(dialog.locator("h2")).to_be_in_viewport()
+    page.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()

@@ -222,11 +222,18 @@ def test_an_approval_with_edits_shows_the_word_diff_in_the_proposals_order_every
     history = between(page, "data-history>", "</section>")
     assert "<strong>alice</strong> approved with 2 edits" in history
     assert "<del>noon.</del><ins>5pm.</ins>" in between(history, "<details", "</details>")
+    # Nothing ran yet (no tool result): the legend does not say it did.
+    assert text_of(between(page, "diff-legend", "</p>")).endswith("underlined : the approved edit")
+    assert "what ran" not in page
     # The tool-call trail shows the same table, in the same order.
     trail = client.get(f"/audit/tool-calls/{item.tool_call_id}/").content.decode()
     trail_diff = between(trail, 'id="args-diff"', "</table>")
     assert re.findall(r'<td class="path">([^<]*)<', trail_diff) == re.findall(r'<td class="path">([^<]*)<', diff)
     assert "<del>noon.</del><ins>5pm.</ins>" in trail_diff
+    # Once the agent reports the tool's result, what is underlined is what ran.
+    InboxItem.objects.filter(pk=item.pk).update(tool_result={"content": "sent"})
+    legend = text_of(between(page_of(client, bob, item), "diff-legend", "</p>"))
+    assert legend.endswith("underlined : what ran instead")
 
 
 def test_the_history_reads_as_sentences_with_the_payload_on_demand(post, client, alice, bob, carol, team):
