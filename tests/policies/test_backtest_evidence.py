@@ -10,9 +10,10 @@ from html import unescape
 
 import pytest
 
+from inbox import limits
 from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy
-from inbox.policies.backtest import backtest_start, backtest_start_set
+from inbox.policies.backtest import backtest_run, backtest_start, backtest_start_set
 from inbox.policies.services import policy_create
 from tests.factories import AgentFactory
 from tests.policies.history import INTERNAL, seed_history
@@ -186,3 +187,24 @@ def test_a_set_with_nothing_enforced_is_a_400_naming_the_policy(as_staff, intern
     assert response.status_code == 400 and response.json()["errors"][0]["path"] == "days"
     response = as_staff.post("/api/v1/policies/backtests", {"policy": 999999}, content_type="application/json")
     assert response.status_code == 400 and response.json()["errors"][0]["path"] == "policy"
+
+
+def test_a_long_period_of_the_set_is_read_by_a_worker_in_chunks(as_staff, staff, agent, internal, history, monkeypatch):
+    Policy.objects.filter(pk=internal.pk).update(mode=Policy.Mode.ENFORCE)
+    monkeypatch.setattr(limits, "BACKTEST_INLINE_ITEMS", 3)
+    backtest = backtest_start_set(user=staff)
+    assert backtest.state == "pending" and backtest.ordered_set
+    page = as_staff.get(backtest.get_absolute_url()).content.decode()
+    assert 'data-backtest-state="pending"' in page and 'http-equiv="refresh"' in page
+    monkeypatch.setattr(limits, "BACKTEST_CHUNK", 2)  # several chunks, each writing its findings
+    assert backtest_run(backtest.pk) == "done"
+    backtest.refresh_from_db()
+    assert (backtest.total, backtest.scanned, backtest.matched, backtest.agreed, backtest.found_wrong) == (
+        8,
+        8,
+        5,
+        2,
+        1,
+    )
+    assert backtest.findings.count() == 4  # bob cy dee disagreed, jo found wrong
+    assert as_staff.get(f"/api/v1/policies/backtests/{backtest.pk}").json()["state"] == "done"
