@@ -5,35 +5,57 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('inbox', '0006_decision_outcome'),
+        ("inbox", "0006_decision_outcome"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='backtestfinding',
-            name='policy',
-            field=models.ForeignKey(blank=True, db_constraint=False, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='inbox.policy'),
+            model_name="backtestfinding",
+            name="policy",
+            field=models.ForeignKey(
+                blank=True,
+                db_constraint=False,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="inbox.policy",
+            ),
         ),
         migrations.AddField(
-            model_name='policy',
-            name='evidence',
-            field=models.ForeignKey(blank=True, db_index=False, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='inbox.policybacktest'),
+            model_name="policy",
+            name="evidence",
+            field=models.ForeignKey(
+                blank=True,
+                db_index=False,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="inbox.policybacktest",
+            ),
         ),
         migrations.AddField(
-            model_name='policybacktest',
-            name='breakdown',
+            model_name="policybacktest",
+            name="breakdown",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='policybacktest',
-            name='ordered_set',
-            field=models.BooleanField(default=False, help_text='The enforced policies in order (the first that matches acts), not one policy.'),
+            model_name="policybacktest",
+            name="ordered_set",
+            field=models.BooleanField(
+                default=False, help_text="The enforced policies in order (the first that matches acts), not one policy."
+            ),
         ),
         migrations.AlterField(
-            model_name='policybacktest',
-            name='policy',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='backtests', to='inbox.policy'),
+            model_name="policybacktest",
+            name="policy",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="backtests",
+                to="inbox.policy",
+            ),
         ),
     ]
