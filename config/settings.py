@@ -502,6 +502,7 @@ SPECTACULAR_SETTINGS["ENUM_NAME_OVERRIDES"] = {
     "ItemStatusEnum": "inbox.models.InboxItem.Status",
     "PolicyActionEnum": "inbox.models.policies.Policy.Action",
     "BacktestStateEnum": "inbox.models.policies.PolicyBacktest.State",
+    "PolicyMatchOutcomeEnum": "inbox.models.policies.PolicyMatch.Outcome",
 }
 
 # --- Database connection pool (perf) ----------------------------------------------------------

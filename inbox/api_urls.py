@@ -7,6 +7,7 @@ from inbox.api import audit, conformance, decisions, ingest, listing, policies, 
 
 urlpatterns = [
     path("audit/review-quality", audit.ReviewQualityApi.as_view(), name="api-audit-review-quality"),
+    path("audit/stats", audit.StatsApi.as_view(), name="api-audit-stats"),
     path("runs", ingest.RunIngestApi.as_view(), name="api-runs-ingest"),
     path("agent", ingest.AgentWhoAmIApi.as_view(), name="api-agent-whoami"),
     path("agents/<slug:slug>/runs", ingest.RunStartApi.as_view(), name="api-agent-runs-start"),
@@ -37,7 +38,13 @@ urlpatterns = [
         "agent/escalation-rules/<id:pk>", teams.AgentEscalationRuleDetailApi.as_view(), name="api-agent-escalation-rule"
     ),
     path("policies", policies.PolicyListApi.as_view(), name="api-policies"),
+    path("policies/stats", policies.PolicyStatsApi.as_view(), name="api-policies-stats"),
+    path("policies/backtests", policies.SetBacktestListApi.as_view(), name="api-policy-set-backtests"),
+    path(
+        "policies/backtests/<id:backtest_pk>", policies.SetBacktestDetailApi.as_view(), name="api-policy-set-backtest"
+    ),
     path("policies/<id:pk>", policies.PolicyDetailApi.as_view(), name="api-policy"),
+    path("policies/<id:pk>/matches", policies.PolicyMatchesApi.as_view(), name="api-policy-matches"),
     path("policies/<id:pk>/backtests", policies.BacktestListApi.as_view(), name="api-policy-backtests"),
     path(
         "policies/<id:pk>/backtests/<id:backtest_pk>", policies.BacktestDetailApi.as_view(), name="api-policy-backtest"

@@ -1,10 +1,14 @@
-"""Policy API, staff only: ``GET/POST /api/v1/policies``, ``GET/PATCH /api/v1/policies/<id>``, and backtests:
-``POST /api/v1/policies/<id>/backtests``, ``GET /api/v1/policies/<id>/backtests/<id>``."""
+"""Policy API, staff only: ``GET/POST /api/v1/policies``, ``GET/PATCH /api/v1/policies/<id>``, its matches
+(``GET /api/v1/policies/<id>/matches``), the stats page's rows (``GET /api/v1/policies/stats``), backtests of one
+policy (``GET|POST /api/v1/policies/<id>/backtests``, ``GET /api/v1/policies/<id>/backtests/<id>``) and of the
+enforced policies in order (``GET|POST /api/v1/policies/backtests``, ``GET /api/v1/policies/backtests/<id>``)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAdminUser
 from rest_framework.request import Request
@@ -16,13 +20,26 @@ from inbox.api.policy_serializers import (
     BacktestRequestSerializer,
     BacktestSerializer,
     PolicyDetailSerializer,
+    PolicyMatchRowSerializer,
     PolicySerializer,
+    PolicyStatsRowSerializer,
+    SetBacktestRequestSerializer,
     first_error,
+    paged,
 )
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
-from inbox.policies.backtest import backtest_start
-from inbox.policies.selectors import backtest_findings, latest_backtest, policy_list, policy_stats
+from inbox.policies.backtest import backtest_start, backtest_start_set
+from inbox.policies.selectors import (
+    backtest_findings,
+    explain_findings,
+    latest_backtest,
+    policy_backtests,
+    policy_list,
+    policy_matches,
+    policy_stats,
+    set_backtests,
+)
 from inbox.policies.services import policy_create, policy_update
 
 EXAMPLE = {
@@ -47,6 +64,41 @@ BACKTEST_EXAMPLE = {
     "days": 90,
     "draft": {"matchSchema": {"type": "object", "properties": {"amount": {"type": "number", "maximum": 100}}}},
 }
+
+
+PER_PAGE = 50
+PAGE_PARAMETER = OpenApiParameter("page", int, description=f"Page of {PER_PAGE}, newest first")
+
+
+def _page(request: Request, rows: Any, per_page: int = PER_PAGE) -> Any:
+    """A page of ``rows`` (``?page=N``, default 1); a page that is not there is a 400 naming ``page``."""
+    paginator = Paginator(rows, per_page)
+    try:
+        return paginator.page(request.query_params.get("page") or 1)
+    except (EmptyPage, PageNotAnInteger):
+        message = f"must be a page number from 1 to {paginator.num_pages}"
+        raise ApplicationError(
+            400, "invalid", f"page: {message}", errors=[{"path": "page", "message": message}]
+        ) from None
+
+
+def _paged_schema(name: str, serializer: type[serializers.Serializer]) -> Any:
+    return inline_serializer(
+        name,
+        {
+            "count": serializers.IntegerField(),
+            "page": serializers.IntegerField(),
+            "pages": serializers.IntegerField(),
+            "results": serializer(many=True),
+        },
+    )
+
+
+def _policy_or_404(pk: int) -> Policy:
+    policy = Policy.objects.select_related("agent", "team", "route_team", "evidence").filter(pk=pk).first()
+    if policy is None:
+        raise ApplicationError(404, "not_found", "No such policy.")
+    return policy
 
 
 def _invalid(serializer: serializers.Serializer, prefix: str = "") -> ApplicationError:
@@ -97,7 +149,7 @@ class PolicyDetailApi(APIView):
     permission_classes = [IsAdminUser]
 
     def _policy(self, pk: int) -> Policy | None:
-        return Policy.objects.select_related("agent", "team", "route_team").filter(pk=pk).first()
+        return Policy.objects.select_related("agent", "team", "route_team", "evidence").filter(pk=pk).first()
 
     def _detail(self, request: Request, policy: Policy) -> dict:
         context = {"request": request, "stats": policy_stats([policy])[0], "backtest": latest_backtest(policy)}
@@ -132,12 +184,26 @@ class PolicyDetailApi(APIView):
         serializer = PolicySerializer(policy, data=request.data, partial=True, context={"request": request})
         if not serializer.is_valid():
             raise _invalid(serializer)
-        policy = policy_update(user=request.user, policy_id=pk, fields=serializer.service_fields())
-        return Response(self._detail(request, policy))
+        policy_update(user=request.user, policy_id=pk, fields=serializer.service_fields())
+        return Response(self._detail(request, _policy_or_404(pk)))
 
 
 class BacktestListApi(APIView):
     permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="policies_backtest_list",
+        summary="A policy's backtests, newest first (its page lists the latest)",
+        parameters=[PAGE_PARAMETER],
+        responses={
+            200: _paged_schema("PagedBacktests", BacktestSerializer),
+            400: OpenApiResponse(ERROR_SCHEMA, description="`page` is invalid"),
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such policy"),
+        },
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        page = _page(request, policy_backtests(_policy_or_404(pk)))
+        return Response(paged(page, BacktestSerializer(page, many=True, context={"request": request}).data))
 
     @extend_schema(
         operation_id="policies_backtest_create",
@@ -209,17 +275,131 @@ class BacktestDetailApi(APIView):
         backtest = PolicyBacktest.objects.select_related("requested_by").filter(pk=backtest_pk, policy_id=pk).first()
         if backtest is None:
             raise ApplicationError(404, "not_found", "No such backtest.")
-        kind = request.query_params.get("kind") or BacktestFinding.Kind.DISAGREED
-        if kind not in BacktestFinding.Kind.values:
-            message = f"must be one of {', '.join(BacktestFinding.Kind.values)}"
-            raise ApplicationError(400, "invalid", f"kind: {message}", errors=[{"path": "kind", "message": message}])
-        paginator = Paginator(backtest_findings(backtest, kind), FINDINGS_PER_PAGE)
-        try:
-            page = paginator.page(request.query_params.get("page") or 1)
-        except (EmptyPage, PageNotAnInteger):
-            message = f"must be a page number from 1 to {paginator.num_pages}"
-            raise ApplicationError(
-                400, "invalid", f"page: {message}", errors=[{"path": "page", "message": message}]
-            ) from None
-        context = {"request": request, "kind": kind, "findings": page}
-        return Response(BacktestDetailSerializer(backtest, context=context).data)
+        return Response(_backtest_detail(request, backtest))
+
+
+def _backtest_detail(request: Request, backtest: PolicyBacktest) -> dict[str, Any]:
+    kind = request.query_params.get("kind") or BacktestFinding.Kind.DISAGREED
+    if kind not in BacktestFinding.Kind.values:
+        message = f"must be one of {', '.join(BacktestFinding.Kind.values)}"
+        raise ApplicationError(400, "invalid", f"kind: {message}", errors=[{"path": "kind", "message": message}])
+    page = _page(request, backtest_findings(backtest, kind), FINDINGS_PER_PAGE)
+    rows = explain_findings(backtest, kind, page.object_list)
+    context = {"request": request, "kind": kind, "findings": page, "rows": rows}
+    return dict(BacktestDetailSerializer(backtest, context=context).data)
+
+
+FINDINGS_PARAMETERS = [
+    OpenApiParameter("kind", enum=BacktestFinding.Kind.values, description="Which items (default disagreed)"),
+    OpenApiParameter("page", int, description=f"Page of {FINDINGS_PER_PAGE} items, newest first"),
+]
+
+
+class PolicyMatchesApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="policies_matches_list",
+        summary="What a policy matched at ingest, newest first, beside what people decided",
+        parameters=[PAGE_PARAMETER],
+        responses={
+            200: _paged_schema("PagedPolicyMatches", PolicyMatchRowSerializer),
+            400: OpenApiResponse(ERROR_SCHEMA, description="`page` is invalid"),
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such policy"),
+        },
+    )
+    def get(self, request: Request, pk: int) -> Response:
+        page = _page(request, policy_matches(_policy_or_404(pk)))
+        return Response(paged(page, PolicyMatchRowSerializer(page, many=True, context={"request": request}).data))
+
+
+class PolicyStatsApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="policies_stats",
+        summary="The stats page: per policy, in order, its matches, agreement with people and time it would save",
+        responses={200: PolicyStatsRowSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        rows = policy_stats(list(policy_list()))
+        return Response(PolicyStatsRowSerializer(rows, many=True, context={"request": request}).data)
+
+
+class SetBacktestListApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="policies_set_backtest_list",
+        summary="Backtests of the enforced policies in order, newest first",
+        parameters=[PAGE_PARAMETER],
+        responses={
+            200: _paged_schema("PagedSetBacktests", BacktestSerializer),
+            400: OpenApiResponse(ERROR_SCHEMA, description="`page` is invalid"),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        page = _page(request, set_backtests())
+        return Response(paged(page, BacktestSerializer(page, many=True, context={"request": request}).data))
+
+    @extend_schema(
+        operation_id="policies_set_backtest_create",
+        summary="Backtest the enforced policies in order (the first that matches acts)",
+        description=(
+            "Reads the items people decided in the last `days` days for the agents the enabled enforced policies "
+            "apply to and gives each to the first policy that matches it, as ingest does: totals, and per policy "
+            "(`breakdown`) the items it would have acted on first, agreement and approvals found wrong. `policy` "
+            "adds a shadow (or disabled) policy at its position as if it were enforced. 201 when read at once, "
+            "202 while a worker reads it."
+        ),
+        request=SetBacktestRequestSerializer,
+        responses={
+            201: BacktestSerializer,
+            202: BacktestSerializer,
+            400: OpenApiResponse(ERROR_SCHEMA, description="`days` or `policy` is invalid, or nothing is enforced"),
+        },
+        examples=[
+            OpenApiExample("With a shadow policy among them", request_only=True, value={"days": 30, "policy": 4})
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        body = SetBacktestRequestSerializer(data=request.data)
+        if not body.is_valid():
+            raise _invalid(body)
+        candidate = None
+        if body.validated_data.get("policy") is not None:
+            candidate = (
+                Policy.objects.select_related("agent", "team", "route_team")
+                .filter(pk=body.validated_data["policy"])
+                .first()
+            )
+            if candidate is None:
+                raise ApplicationError.invalid("policy", "no policy has this id")
+        backtest = backtest_start_set(user=request.user, days=body.validated_data.get("days"), candidate=candidate)
+        done = backtest.state == PolicyBacktest.State.DONE
+        return Response(
+            BacktestSerializer(backtest, context={"request": request}).data,
+            status=status.HTTP_201_CREATED if done else status.HTTP_202_ACCEPTED,
+        )
+
+
+class SetBacktestDetailApi(APIView):
+    permission_classes = [IsAdminUser]
+
+    @extend_schema(
+        operation_id="policies_set_backtest_retrieve",
+        summary="A backtest of the enforced policies in order: its progress, then its result and a page of items",
+        parameters=FINDINGS_PARAMETERS,
+        responses={
+            200: BacktestDetailSerializer,
+            400: OpenApiResponse(ERROR_SCHEMA, description="`kind` or `page` is invalid"),
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such backtest"),
+        },
+    )
+    def get(self, request: Request, backtest_pk: int) -> Response:
+        backtest = (
+            PolicyBacktest.objects.select_related("requested_by").filter(pk=backtest_pk, ordered_set=True).first()
+        )
+        if backtest is None:
+            raise ApplicationError(404, "not_found", "No such backtest.")
+        return Response(_backtest_detail(request, backtest))

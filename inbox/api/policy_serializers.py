@@ -14,7 +14,7 @@ from agents.models import Agent
 from inbox import limits
 from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
-from inbox.policies.selectors import PolicyStats
+from inbox.policies.selectors import FindingRow, PolicyStats, human_verdict, set_breakdown, shadow_agrees
 
 
 class PolicySerializer(serializers.ModelSerializer):
@@ -141,13 +141,43 @@ def _absolute(serializer: serializers.Serializer, path: str) -> str:
     return request.build_absolute_uri(path) if request else path
 
 
+class SetBreakdownSerializer(serializers.Serializer):
+    policy = serializers.IntegerField()
+    name = serializers.CharField()
+    version = serializers.IntegerField(allow_null=True)
+    position = serializers.IntegerField(allow_null=True)
+    action = serializers.CharField()
+    candidate = serializers.BooleanField(help_text="A shadow (or disabled) policy tested as if it were enforced.")
+    matched = serializers.IntegerField(help_text="Items it would have acted on first: no policy above it matched.")
+    compared = serializers.IntegerField()
+    agreed = serializers.IntegerField()
+    foundWrong = serializers.IntegerField()  # noqa: N815
+
+
 class BacktestSerializer(serializers.ModelSerializer):
     """A backtest: its progress while it runs, then what the policy would have done (``docs/policies.md``)."""
 
     url = serializers.SerializerMethodField()
-    policy = serializers.IntegerField(source="policy_id", read_only=True)
-    version = serializers.IntegerField(source="policy_version", read_only=True)
-    rules = serializers.JSONField(read_only=True, help_text="The policy's fields as tested (the draft's, for a draft).")
+    policy = serializers.IntegerField(
+        source="policy_id", read_only=True, allow_null=True, help_text="null for a backtest of the ordered set."
+    )
+    version = serializers.IntegerField(
+        source="policy_version", read_only=True, help_text="The policy's version tested (0 for an ordered set)."
+    )
+    orderedSet = serializers.BooleanField(  # noqa: N815
+        source="ordered_set",
+        read_only=True,
+        help_text="A backtest of the enforced policies in order (the first that matches acts), not of one policy.",
+    )
+    rules = serializers.JSONField(
+        read_only=True,
+        help_text="The policy's fields as tested (the draft's, for a draft); for an ordered set, `policies`: each "
+        "policy's fields with its `id`, `version` and `candidate` (a shadow policy tested as enforced), in order.",
+    )
+    breakdown = serializers.SerializerMethodField(
+        help_text="An ordered set's policies in order, each with the items it would have acted on first "
+        "(`matched`), `compared`, `agreed` and `foundWrong`; empty for one policy's backtest."
+    )
     requestedBy = serializers.SerializerMethodField()  # noqa: N815
     stateLabel = serializers.CharField(source="get_state_display", read_only=True)  # noqa: N815
     percent = serializers.IntegerField(read_only=True, help_text="Progress, 0 to 100.")
@@ -186,8 +216,10 @@ class BacktestSerializer(serializers.ModelSerializer):
             "url",
             "policy",
             "version",
+            "orderedSet",
             "draft",
             "rules",
+            "breakdown",
             "days",
             "since",
             "until",
@@ -214,7 +246,15 @@ class BacktestSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_url(self, backtest: PolicyBacktest) -> str:
+        if backtest.ordered_set:
+            return _absolute(self, reverse("api-policy-set-backtest", args=[backtest.pk]))
         return _absolute(self, reverse("api-policy-backtest", args=[backtest.policy_id, backtest.pk]))
+
+    @extend_schema_field(SetBreakdownSerializer(many=True))
+    def get_breakdown(self, backtest: PolicyBacktest) -> list[dict[str, Any]]:
+        if not backtest.ordered_set:
+            return []
+        return [dict(SetBreakdownSerializer(row).data) for row in set_breakdown(backtest)]
 
     def get_requestedBy(self, backtest: PolicyBacktest) -> str | None:  # noqa: N802
         return backtest.requested_by.get_username() if backtest.requested_by_id and backtest.requested_by else None
@@ -236,17 +276,36 @@ class BacktestRequestSerializer(serializers.Serializer):
     )
 
 
-class FindingSerializer(serializers.ModelSerializer):
-    """An item a backtest lists, as its page links it."""
+class SetBacktestRequestSerializer(serializers.Serializer):
+    """``POST /api/v1/policies/backtests``."""
+
+    days = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=limits.MAX_BACKTEST_DAYS,
+        help_text=f"How many days back to read (default {limits.BACKTEST_DEFAULT_DAYS}).",
+    )
+    policy = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=limits.MAX_DB_ID,
+        help_text="A shadow or disabled policy to test among the enforced ones, at its position, as if enforced.",
+    )
+
+
+class FindingItemSerializer(serializers.ModelSerializer):
+    """An item as a backtest's row links it."""
 
     url = serializers.SerializerMethodField()
     agent: serializers.SlugRelatedField = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     decidedBy = serializers.SerializerMethodField()  # noqa: N815
     decidedAt = serializers.DateTimeField(source="decided_at", read_only=True)  # noqa: N815
+    comment = serializers.CharField(source="decision_comment", read_only=True, help_text="The decider's comment.")
 
     class Meta:
         model = InboxItem
-        fields = ["id", "url", "message", "agent", "outcome", "decidedBy", "decidedAt"]
+        fields = ["id", "url", "message", "agent", "outcome", "decidedBy", "decidedAt", "comment"]
         read_only_fields = fields
 
     def get_url(self, item: InboxItem) -> str:
@@ -254,6 +313,59 @@ class FindingSerializer(serializers.ModelSerializer):
 
     def get_decidedBy(self, item: InboxItem) -> str | None:  # noqa: N802
         return item.decided_by.get_username() if item.decided_by_id and item.decided_by else None
+
+
+class EditSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    proposed = serializers.CharField(help_text="The agent's value ('' when the person added the argument).")
+    edited = serializers.CharField(help_text="The person's value.")
+
+
+class FindingSerializer(serializers.Serializer):
+    """An item a backtest lists with what explains it: the arguments that differ between the listed items, the
+    person's comment and edits, and for "approved, then found wrong" the follow-up a person denied."""
+
+    id = serializers.IntegerField(source="item.pk")
+    url = serializers.SerializerMethodField()
+    message = serializers.CharField(source="item.message")
+    agent = serializers.CharField(source="item.agent.slug")
+    outcome = serializers.CharField(source="item.outcome")
+    decidedBy = serializers.SerializerMethodField()  # noqa: N815
+    decidedAt = serializers.DateTimeField(source="item.decided_at")  # noqa: N815
+    arguments = serializers.SerializerMethodField(
+        help_text="The subject's values (tool arguments, or metadata) that differ between the items of this list, "
+        "each as shown (a string as it is, anything else as compact JSON, cut at 80 characters)."
+    )
+    comment = serializers.CharField(help_text="The person's comment on their decision ('' when none).")
+    edits = serializers.SerializerMethodField(help_text="For an approval with edits: the arguments the person changed.")
+    followUps = serializers.SerializerMethodField(  # noqa: N815
+        help_text="For kind found_wrong: the interrupts on the agent's next run that a person denied."
+    )
+    policy = serializers.SerializerMethodField(
+        help_text="In an ordered set's backtest: the id of the policy that would have acted (else null)."
+    )
+
+    def get_url(self, row: FindingRow) -> str:
+        return _absolute(self, row.item.get_absolute_url())
+
+    def get_decidedBy(self, row: FindingRow) -> str | None:  # noqa: N802
+        return row.item.decided_by.get_username() if row.item.decided_by_id and row.item.decided_by else None
+
+    @extend_schema_field(serializers.DictField(child=serializers.CharField()))
+    def get_arguments(self, row: FindingRow) -> dict[str, str]:
+        return dict(row.arguments)
+
+    @extend_schema_field(EditSerializer(many=True))
+    def get_edits(self, row: FindingRow) -> list[dict[str, str]]:
+        return [{"name": name, "proposed": before, "edited": after} for name, before, after in row.edits]
+
+    @extend_schema_field(FindingItemSerializer(many=True))
+    def get_followUps(self, row: FindingRow) -> list[dict[str, Any]]:  # noqa: N802
+        return list(FindingItemSerializer(row.follow_ups, many=True, context=self.context).data)
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_policy(self, row: FindingRow) -> int | None:
+        return row.policy.pk if row.policy is not None else None
 
 
 class FindingsPageSerializer(serializers.Serializer):
@@ -281,7 +393,7 @@ class BacktestDetailSerializer(BacktestSerializer):
             "page": page.number,
             "pages": page.paginator.num_pages,
             "count": page.paginator.count,
-            "items": FindingSerializer([finding.item for finding in page], many=True, context=self.context).data,
+            "items": FindingSerializer(self.context["rows"], many=True, context=self.context).data,
         }
 
 
@@ -292,9 +404,26 @@ class PolicyDetailSerializer(PolicySerializer):
     backtest = serializers.SerializerMethodField(
         help_text="The latest finished backtest of the current version (null when none): what promoting it records."
     )
+    evidence = serializers.SerializerMethodField(
+        help_text="The backtest the policy was last promoted on (null when promoted untested, or never): it stays "
+        "here after the version moves on."
+    )
+    backtests = serializers.SerializerMethodField(help_text="Its backtests, newest first (GET this to page them).")
+    matches = serializers.SerializerMethodField(help_text="What it matched, newest first (GET this to page them).")
 
     class Meta(PolicySerializer.Meta):
-        fields = [*PolicySerializer.Meta.fields, "stats", "backtest"]
+        fields = [*PolicySerializer.Meta.fields, "stats", "backtest", "evidence", "backtests", "matches"]
+
+    def get_backtests(self, policy: Policy) -> str:
+        return _absolute(self, reverse("api-policy-backtests", args=[policy.pk]))
+
+    def get_matches(self, policy: Policy) -> str:
+        return _absolute(self, reverse("api-policy-matches", args=[policy.pk]))
+
+    @extend_schema_field(BacktestSerializer(allow_null=True))
+    def get_evidence(self, policy: Policy) -> dict[str, Any] | None:
+        evidence = policy.evidence if policy.evidence_id is not None else None
+        return None if evidence is None else dict(BacktestSerializer(evidence, context=self.context).data)
 
     @extend_schema_field(PolicyStatsSerializer)
     def get_stats(self, policy: Policy) -> dict[str, Any]:
@@ -315,3 +444,68 @@ def first_error(errors: dict) -> tuple[str, str]:
         inner, message = first_error(message)
         field = f"{field}.{inner}"
     return field, str(message)
+
+
+class PolicyMatchRowSerializer(serializers.ModelSerializer):
+    """One of a policy's matches as its page lists it: the item, what the policy did or would have done, what
+    people decided and whether they agreed."""
+
+    item = serializers.SerializerMethodField()
+    version = serializers.IntegerField(source="policy_version", read_only=True)
+    outcomeLabel = serializers.CharField(source="get_outcome_display", read_only=True)  # noqa: N815
+    effect = serializers.CharField(read_only=True)
+    peopleDecided = serializers.SerializerMethodField(  # noqa: N815
+        help_text="approved | denied for a shadow match on an item a person decided, else null."
+    )
+    agrees = serializers.SerializerMethodField(
+        help_text="Whether people decided as the shadow policy would have (null: nothing to compare)."
+    )
+    createdAt = serializers.DateTimeField(source="created_at", read_only=True)  # noqa: N815
+
+    class Meta:
+        model = PolicyMatch
+        fields = [
+            "id",
+            "item",
+            "version",
+            "mode",
+            "action",
+            "outcome",
+            "outcomeLabel",
+            "effect",
+            "payload",
+            "note",
+            "peopleDecided",
+            "agrees",
+            "createdAt",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field(FindingItemSerializer)
+    def get_item(self, match: PolicyMatch) -> dict[str, Any]:
+        return dict(FindingItemSerializer(match.item, context=self.context).data)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_peopleDecided(self, match: PolicyMatch) -> str | None:  # noqa: N802
+        return human_verdict(match.item) if match.mode == Policy.Mode.SHADOW else None
+
+    @extend_schema_field(serializers.BooleanField(allow_null=True))
+    def get_agrees(self, match: PolicyMatch) -> bool | None:
+        return shadow_agrees(match, match.item) if match.mode == Policy.Mode.SHADOW else None
+
+
+class PolicyStatsRowSerializer(PolicyStatsSerializer):
+    """A row of the stats page: the policy and its figures."""
+
+    policy = serializers.IntegerField(source="policy.pk")
+    name = serializers.CharField(source="policy.name")
+    mode = serializers.CharField(source="policy.mode")
+    url = serializers.SerializerMethodField()
+
+    def get_url(self, stats: PolicyStats) -> str:
+        return _absolute(self, reverse("api-policy", args=[stats.policy.pk]))
+
+
+def paged(page: Any, items: Any) -> dict[str, Any]:
+    """A page of a list, as the policy API's lists answer: ``count``, ``page``, ``pages`` and ``results``."""
+    return {"count": page.paginator.count, "page": page.number, "pages": page.paginator.num_pages, "results": items}

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from agents.models import Agent
@@ -11,6 +13,7 @@ from inbox.api.policy_serializers import PolicyMatchSerializer
 from inbox.models import InboxItem, Resume, Run
 from inbox.resumes.services import retry_deadline
 from inbox.resumes.states import delivery_of_item, delivery_of_resume
+from inbox.teams.selectors import item_team_notes
 
 
 class ItemSerializer(serializers.ModelSerializer):
@@ -92,9 +95,37 @@ class ItemSerializer(serializers.ModelSerializer):
         return delivery_of_item(item).as_api() if item.is_decided else None
 
 
+class EscalationSerializer(serializers.Serializer):
+    """One escalation step that fired on the item: whom it added to its deciders, when and why."""
+
+    step = serializers.IntegerField()
+    to = serializers.CharField(source="target_label", help_text="The team's name or the person's username.")
+    toTeam = serializers.CharField(source="to_team.name", allow_null=True, default=None)  # noqa: N815
+    toUser = serializers.CharField(source="to_user.username", allow_null=True, default=None)  # noqa: N815
+    why = serializers.CharField(help_text='E.g. "no decision from Billing in 30 min".')
+    at = serializers.DateTimeField(source="fired_at")
+    sentence = serializers.CharField(help_text="As the item page says it.")
+
+
+class DelegationSerializer(serializers.Serializer):
+    """While the item is open: its holder holds it for someone away."""
+
+    holder = serializers.CharField(source="to", allow_null=True, help_text="Who holds the item now.")
+    heldFor = serializers.CharField(source="from", allow_null=True, help_text="The person away.")  # noqa: N815
+    at = serializers.DateTimeField(help_text="When it was handed over.")
+
+
+class HolderAwaySerializer(serializers.Serializer):
+    """While the item is open: its holder is away themselves, and who decides for them."""
+
+    holder = serializers.CharField(source="user.username")
+    until = serializers.DateTimeField(source="ends_at")
+    delegate = serializers.CharField(source="delegate.username")
+
+
 class ItemDetailSerializer(ItemSerializer):
     """``GET /api/v1/items/<id>``: the item with what policies did to it, or would have done (its page's
-    Policies card)."""
+    Policies card), and its team notes: escalations and who holds it for whom while a person is away."""
 
     policies = PolicyMatchSerializer(
         source="policy_matches",
@@ -103,9 +134,38 @@ class ItemDetailSerializer(ItemSerializer):
         help_text="Every policy that matched the item at ingest, in order: shadow (what it would have done) and "
         "enforced (what it did).",
     )
+    escalations = serializers.SerializerMethodField(help_text="The escalation steps that fired on it, oldest first.")
+    delegation = serializers.SerializerMethodField(
+        help_text="While open: its holder holds it for a person who is away (null otherwise)."
+    )
+    holderAway = serializers.SerializerMethodField(  # noqa: N815
+        help_text="While open: its holder is away, until when, and who decides for them (null otherwise)."
+    )
 
     class Meta(ItemSerializer.Meta):
-        fields = [*ItemSerializer.Meta.fields, "policies"]
+        fields = [*ItemSerializer.Meta.fields, "policies", "escalations", "delegation", "holderAway"]
+
+    _team_notes: dict[str, Any] | None = None
+
+    def _notes(self, item: InboxItem) -> dict[str, Any]:
+        """The item page's team notes (``item_team_notes``), read once for the three fields."""
+        if self._team_notes is None or self._team_notes["item"].pk != item.pk:
+            self._team_notes = item_team_notes(item)
+        return self._team_notes
+
+    @extend_schema_field(EscalationSerializer(many=True))
+    def get_escalations(self, item: InboxItem) -> list[dict[str, Any]]:
+        return list(EscalationSerializer(self._notes(item)["escalations"], many=True).data)
+
+    @extend_schema_field(DelegationSerializer(allow_null=True))
+    def get_delegation(self, item: InboxItem) -> dict[str, Any] | None:
+        delegation = self._notes(item)["delegation"]
+        return None if delegation is None else dict(DelegationSerializer(delegation).data)
+
+    @extend_schema_field(HolderAwaySerializer(allow_null=True))
+    def get_holderAway(self, item: InboxItem) -> dict[str, Any] | None:  # noqa: N802
+        away = self._notes(item)["holder_away"]
+        return None if away is None else dict(HolderAwaySerializer(away).data)
 
 
 class ItemSummarySerializer(serializers.ModelSerializer):

@@ -84,6 +84,7 @@ class Report:
     legend: list[tuple[str, str]] = field(default_factory=list)
     # Time to decision of the decided items an escalation rule reached (inbox.teams.escalations), and of the rest.
     escalated_decided: int = 0
+    unescalated_decided: int = 0
     median_escalated_seconds: float | None = None
     median_unescalated_seconds: float | None = None
 
@@ -243,6 +244,7 @@ def build_report(*, user, days: int = 30) -> Report:
         approval_rate=approved_total / decided_total if decided_total else None,
         legend=[(STATUS_WORDS[status], STATUS_COLORS[status]) for status in STATUS_ORDER],
         escalated_decided=len(by_escalation[True]),
+        unescalated_decided=len(by_escalation[False]),
         median_escalated_seconds=statistics.median(by_escalation[True]) if by_escalation[True] else None,
         median_unescalated_seconds=statistics.median(by_escalation[False]) if by_escalation[False] else None,
     )

@@ -64,6 +64,11 @@ class Policy(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
+    # The backtest it was last promoted on (``policy_update``): it stays linked after the version moves on; None
+    # when it was promoted untested (or never promoted).
+    evidence = models.ForeignKey(
+        "inbox.PolicyBacktest", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
 
     class Meta:
         app_label = "inbox"
@@ -186,8 +191,12 @@ class PolicyBacktest(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    policy = models.ForeignKey(Policy, on_delete=models.CASCADE, related_name="backtests")
+    # None for a backtest of the ordered set of enforced policies (``ordered_set``; ``rules["policies"]``).
+    policy = models.ForeignKey(Policy, null=True, blank=True, on_delete=models.CASCADE, related_name="backtests")
     policy_version = models.PositiveIntegerField()
+    ordered_set = models.BooleanField(
+        default=False, help_text="The enforced policies in order (the first that matches acts), not one policy."
+    )
     draft = models.BooleanField(default=False, help_text="The form's unsaved values, not the saved version.")
     # What was tested: ``Policy.snapshot()`` of the saved version or of the draft.
     rules = models.JSONField()
@@ -210,6 +219,8 @@ class PolicyBacktest(models.Model):
     found_wrong = models.PositiveIntegerField(default=0)
     # Matched items per what people decided (``InboxItem.Outcome``).
     outcomes = models.JSONField(default=dict)
+    # An ordered set's counts per policy that would have acted first: [{"policy": id, "name", "matched", ...}].
+    breakdown = models.JSONField(default=list, blank=True)
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -226,9 +237,13 @@ class PolicyBacktest(models.Model):
         indexes = [models.Index(fields=["policy", "-created_at"], name="backtest_policy_newest")]
 
     def __str__(self) -> str:
+        if self.ordered_set:
+            return f"backtest {self.pk} of the enforced policies in order"
         return f"backtest {self.pk} of policy {self.policy_id} v{self.policy_version}"
 
     def get_absolute_url(self) -> str:
+        if self.policy_id is None:
+            return reverse("inbox:policy_set_backtest", args=[self.pk])
         return reverse("inbox:policy_backtest", args=[self.policy_id, self.pk])
 
     @property
@@ -258,6 +273,10 @@ class BacktestFinding(models.Model):
     backtest = models.ForeignKey(PolicyBacktest, on_delete=models.CASCADE, related_name="findings", db_index=False)
     item = models.ForeignKey("inbox.InboxItem", on_delete=models.CASCADE, related_name="+")
     kind = models.CharField(max_length=16, choices=Kind.choices)
+    # In an ordered set's backtest: the policy that would have acted on the item (the first that matches).
+    policy = models.ForeignKey(
+        Policy, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False, db_constraint=False
+    )
 
     class Meta:
         app_label = "inbox"

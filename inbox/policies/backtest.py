@@ -67,7 +67,11 @@ def rules_of(policy: Policy) -> dict[str, Any]:
 
 def tested_policy(backtest: PolicyBacktest) -> Policy:
     """The (unsaved) policy a backtest's rules describe."""
-    rules = backtest.rules
+    return policy_from_rules(backtest.rules)
+
+
+def policy_from_rules(rules: dict[str, Any]) -> Policy:
+    """The (unsaved) policy ``rules_of`` describes."""
     return Policy(
         name=rules["name"],
         agent_id=rules["agentId"],
@@ -172,7 +176,10 @@ def backtest_run(backtest_id: int) -> str:
         return "gone"
     backtest = PolicyBacktest.objects.get(pk=backtest_id)
     try:
-        _read(backtest)
+        if backtest.ordered_set:
+            _read_set(backtest)
+        else:
+            _read(backtest)
     except _Superseded:
         return "superseded"
     except Exception as error:
@@ -300,5 +307,181 @@ def _read(backtest: PolicyBacktest) -> None:
         agreed=agreed,
         found_wrong=found_wrong,
         outcomes=dict(outcomes),
+        finished_at=timezone.now(),
+    )
+
+
+# --- the ordered set of enforced policies ------------------------------------------------------------------
+
+
+def enforced_in_order(candidate: Policy | None = None) -> list[Policy]:
+    """The enabled enforced policies in the order ingest runs them (``position``, then id), with ``candidate`` (a
+    shadow or disabled policy) among them at its position as if it were enforced."""
+    policies = list(
+        Policy.objects.filter(enabled=True, mode=Policy.Mode.ENFORCE)
+        .select_related("agent", "team", "route_team")
+        .order_by("position", "pk")
+    )
+    if candidate is not None and all(policy.pk != candidate.pk for policy in policies):
+        policies.append(candidate)
+        policies.sort(key=lambda policy: (policy.position, policy.pk))
+    return policies
+
+
+def set_rules_of(policies: list[Policy], candidate: Policy | None) -> dict[str, Any]:
+    """What a backtest of the ordered set tests and shows: each policy's rules with its id and version, in order."""
+    return {
+        "policies": [
+            {
+                **rules_of(policy),
+                "id": policy.pk,
+                "version": policy.version,
+                "candidate": candidate is not None and policy.pk == candidate.pk,
+            }
+            for policy in policies
+        ],
+        "candidate": candidate.pk if candidate is not None else None,
+    }
+
+
+def _set_policies(backtest: PolicyBacktest) -> list[tuple[int, Policy]]:
+    return [(int(rules["id"]), policy_from_rules(rules)) for rules in backtest.rules["policies"]]
+
+
+def _set_scope(policies: list[tuple[int, Policy]]) -> dict[int, list[tuple[int, Policy]]]:
+    """Per agent id, the set's policies that apply to its items, in the set's order."""
+    team_agents: dict[int, list[int]] = {}
+    for team_id in {policy.team_id for _, policy in policies if policy.team_id is not None}:
+        team_agents[team_id] = list(Agent.objects.filter(teams=team_id).values_list("pk", flat=True))
+    scope: dict[int, list[tuple[int, Policy]]] = {}
+    for pk, policy in policies:
+        agents = [policy.agent_id] if policy.agent_id is not None else team_agents.get(policy.team_id or 0, [])
+        for agent_id in agents:
+            scope.setdefault(agent_id, []).append((pk, policy))
+    return scope
+
+
+def set_decided(backtest: PolicyBacktest) -> QuerySet[InboxItem]:
+    """The items people decided in the backtest's period for the agents any policy of the set applies to."""
+    accounts = Policy.objects.filter(service_user__isnull=False).values("service_user")
+    agents = list(_set_scope(_set_policies(backtest)))
+    return InboxItem.objects.filter(
+        status__in=InboxItem.DECIDED, decided_at__gte=backtest.since, decided_at__lt=backtest.until, agent_id__in=agents
+    ).exclude(decided_by__in=accounts)
+
+
+def backtest_start_set(*, user: Any, days: Any = None, candidate: Policy | None = None) -> PolicyBacktest:
+    """Check and store a backtest of the enforced policies in order (with ``candidate`` among them as if it were
+    enforced), read at once for a small period, else queued for a worker (on commit)."""
+    period = check_backtest_days(days)
+    if candidate is not None and candidate.enabled and candidate.mode == Policy.Mode.ENFORCE:
+        candidate = None  # it is in the set already
+    policies = enforced_in_order(candidate)
+    if not policies:
+        message = "no policy is enforced: promote one, or test a shadow policy in the order"
+        raise ApplicationError(
+            400, "no_policies", f"policy: {message}", errors=[{"path": "policy", "message": message}]
+        )
+    until = timezone.now()
+    with transaction.atomic():
+        check_backtests_in_progress(user)
+        backtest = PolicyBacktest.objects.create(
+            policy=None,
+            ordered_set=True,
+            policy_version=0,
+            rules=set_rules_of(policies, candidate),
+            days=period,
+            since=until - timedelta(days=period),
+            until=until,
+            requested_by=user,
+        )
+    if set_decided(backtest).count() <= limits.BACKTEST_INLINE_ITEMS:
+        backtest_run(backtest.pk)
+        backtest.refresh_from_db()
+        return backtest
+
+    def unqueued() -> None:
+        PolicyBacktest.objects.filter(pk=backtest.pk, state=PolicyBacktest.State.PENDING).update(
+            state=PolicyBacktest.State.FAILED,
+            error="The inbox could not queue the backtest (its queue is unreachable). Try again shortly.",
+            finished_at=timezone.now(),
+        )
+
+    send_on_commit("inbox.tasks.backtest_policy", [backtest.pk], when_unqueued=unqueued, mark=_mark(backtest.pk))
+    return backtest
+
+
+def _read_set(backtest: PolicyBacktest) -> None:
+    """Each item people decided goes to the first policy of the set that matches it (as at ingest); counted against
+    what people decided, in total and per policy (``breakdown``)."""
+    policies = _set_policies(backtest)
+    scope = _set_scope(policies)
+    matchers = {pk: policy_matcher(policy.match_schema) for pk, policy in policies}
+    decided = set_decided(backtest)
+    total = decided.count()
+    _progress(backtest, [], total=total, decided=total)
+    accounts = Policy.objects.filter(service_user__isnull=False).values("service_user")
+    denied_next = InboxItem.objects.filter(
+        run_id=OuterRef("run__resume__resumed_run"), outcome=InboxItem.Outcome.DENIED
+    ).exclude(decided_by__in=accounts)
+    rows = (
+        decided.annotate(denied_next=Exists(denied_next))
+        .order_by()
+        .values_list("pk", "agent_id", "reason", "tool_call", "metadata", "outcome", "denied_next")
+    )
+    per_policy: dict[int, dict[str, Any]] = {
+        pk: {"policy": pk, "name": policy.name, "matched": 0, "compared": 0, "agreed": 0, "foundWrong": 0}
+        for pk, policy in policies
+    }
+    outcomes: Counter[str] = Counter()
+    compared = agreed = found_wrong = scanned = 0
+    findings: list[BacktestFinding] = []
+    for pk, agent_id, reason, tool_call, metadata, outcome, was_denied_next in rows.iterator(
+        chunk_size=limits.BACKTEST_CHUNK
+    ):
+        scanned += 1
+        for policy_pk, policy in scope.get(agent_id, []):
+            if not policy_applies_to(
+                policy, reason=reason, tool_call=tool_call, metadata=metadata, matches=matchers[policy_pk]
+            ):
+                continue
+            row = per_policy[policy_pk]
+            row["matched"] += 1
+            outcomes[outcome] += 1
+            verdict = agrees(policy.action, outcome)
+            if verdict is not None:
+                compared += 1
+                agreed += verdict
+                row["compared"] += 1
+                row["agreed"] += verdict
+                if not verdict:
+                    findings.append(
+                        BacktestFinding(
+                            backtest=backtest, item_id=pk, kind=BacktestFinding.Kind.DISAGREED, policy_id=policy_pk
+                        )
+                    )
+            if policy.action == Policy.Action.APPROVE and was_denied_next and outcome in APPROVALS:
+                found_wrong += 1
+                row["foundWrong"] += 1
+                findings.append(
+                    BacktestFinding(
+                        backtest=backtest, item_id=pk, kind=BacktestFinding.Kind.FOUND_WRONG, policy_id=policy_pk
+                    )
+                )
+            break  # the first policy that matches acts
+        if scanned % limits.BACKTEST_CHUNK == 0:
+            _progress(backtest, findings, scanned=scanned)
+            findings.clear()
+    _progress(
+        backtest,
+        findings,
+        state=PolicyBacktest.State.DONE,
+        scanned=scanned,
+        matched=sum(outcomes.values()),
+        compared=compared,
+        agreed=agreed,
+        found_wrong=found_wrong,
+        outcomes=dict(outcomes),
+        breakdown=list(per_policy.values()),
         finished_at=timezone.now(),
     )

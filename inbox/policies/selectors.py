@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -11,7 +12,7 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from inbox.models import InboxItem
+from inbox.models import InboxItem, Resume
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
@@ -28,6 +29,13 @@ def recent_matches(policy: Policy, limit: int = 50) -> list[PolicyMatch]:
         policy.matches.select_related("item", "item__agent", "item__decided_by", "decision").order_by(
             "-created_at", "-pk"
         )[:limit]
+    )
+
+
+def policy_matches(policy: Policy) -> QuerySet[PolicyMatch]:
+    """Every match of the policy, newest first, with what its page shows of the item."""
+    return policy.matches.select_related("item", "item__agent", "item__decided_by", "decision").order_by(
+        "-created_at", "-pk"
     )
 
 
@@ -149,6 +157,59 @@ def recent_backtests(policy: Policy, limit: int = 5) -> list[PolicyBacktest]:
     return list(policy.backtests.select_related("requested_by").order_by("-created_at", "-pk")[:limit])
 
 
+def policy_backtests(policy: Policy) -> QuerySet[PolicyBacktest]:
+    """Every backtest of the policy, newest first (its page lists the latest; the API pages through them)."""
+    return policy.backtests.select_related("requested_by").order_by("-created_at", "-pk")
+
+
+def set_backtests() -> QuerySet[PolicyBacktest]:
+    """The backtests of the ordered set of enforced policies, newest first."""
+    return PolicyBacktest.objects.filter(ordered_set=True).select_related("requested_by").order_by("-created_at", "-pk")
+
+
+def set_breakdown(backtest: PolicyBacktest) -> list[dict[str, Any]]:
+    """An ordered set's policies in order, each with what it would have done first (``breakdown``; zeros until the
+    backtest is done): id, name, version, position, action, whether it was the shadow policy tested as enforced."""
+    counts = {row["policy"]: row for row in backtest.breakdown or []}
+    rows = []
+    for rules in backtest.rules.get("policies", []):
+        action = rules["action"]
+        if action == Policy.Action.REQUIRE_APPROVALS:
+            label = f"require {rules.get('approvals')} approvals"
+        elif action == Policy.Action.ROUTE:
+            label = f"route to {rules.get('routeTeam')}"
+        else:
+            label = action
+        found = counts.get(rules["id"], {})
+        rows.append(
+            {
+                "policy": rules["id"],
+                "name": rules["name"],
+                "version": rules.get("version"),
+                "position": rules.get("position"),
+                "action": action,
+                "action_label": label,
+                "candidate": bool(rules.get("candidate")),
+                "matched": found.get("matched", 0),
+                "compared": found.get("compared", 0),
+                "agreed": found.get("agreed", 0),
+                "foundWrong": found.get("foundWrong", 0),
+            }
+        )
+    return rows
+
+
+def set_backtests_with(policy: Policy, limit: int = 5) -> list[PolicyBacktest]:
+    """The latest backtests of the ordered set that tested this policy among the enforced ones (as a candidate or
+    enforced): its page lists them beside its own."""
+    tested = [
+        backtest
+        for backtest in set_backtests()[:200]
+        if any(rules.get("id") == policy.pk for rules in backtest.rules.get("policies", []))
+    ]
+    return tested[:limit]
+
+
 def backtest_lost(backtest: PolicyBacktest) -> bool:
     quiet = timedelta(seconds=settings.INBOX_BACKTEST_STALL_SECONDS * BACKTEST_LOST_AFTER_STALLS)
     return not backtest.is_finished and timezone.now() - backtest.progress_at > quiet
@@ -158,9 +219,118 @@ def backtest_findings(backtest: PolicyBacktest, kind: str) -> QuerySet[BacktestF
     """One kind of a backtest's listed items with what the list shows of them, newest item first."""
     return (
         backtest.findings.filter(kind=kind)
-        .select_related("item", "item__agent", "item__decided_by")
+        .select_related("item", "item__agent", "item__decided_by", "policy")
         .order_by("-item_id")
     )
+
+
+# What a disagreement row shows of its item without opening it: the subject's values that differ between the
+# items listed (read over the first ``FINDINGS_COMPARED`` of them), at most ``MAX_SHOWN_ARGUMENTS``, each cut to
+# ``MAX_SHOWN_VALUE`` characters.
+FINDINGS_COMPARED = 5000
+MAX_SHOWN_ARGUMENTS = 6
+MAX_SHOWN_VALUE = 80
+
+
+def shown_value(value: Any) -> str:
+    """An argument's value as a row shows it: a string as it is, anything else as compact JSON, cut short."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"), sort_keys=True)
+    return text if len(text) <= MAX_SHOWN_VALUE else text[: MAX_SHOWN_VALUE - 1] + "…"
+
+
+def finding_subject(backtest: PolicyBacktest, tool_call: Any, metadata: Any) -> dict[str, Any]:
+    """What the policy read of an item: its tool call's arguments, or its metadata (``subject: metadata``; in an
+    ordered set's backtest, the arguments when the item proposes a tool call)."""
+    args = (tool_call or {}).get("args") if isinstance(tool_call, dict) else None
+    if backtest.ordered_set:
+        subject = args if tool_call is not None else metadata
+    else:
+        subject = metadata if backtest.rules.get("subject") == Policy.Subject.METADATA else args
+    return subject if isinstance(subject, dict) else {}
+
+
+def differing_keys(backtest: PolicyBacktest, kind: str) -> list[str]:
+    """The subject's keys whose values differ between the items of one kind a backtest lists (a key some items
+    lack differs too), in the order first seen; every key when none differs (one item, or all alike)."""
+    rows = backtest.findings.filter(kind=kind).order_by("-item_id").values_list("item__tool_call", "item__metadata")
+    subjects = [finding_subject(backtest, tool_call, metadata) for tool_call, metadata in rows[:FINDINGS_COMPARED]]
+    keys = list(dict.fromkeys(key for subject in subjects for key in subject))
+    missing = object()
+    values = {
+        key: {json.dumps(subject[key], sort_keys=True) if key in subject else missing for subject in subjects}
+        for key in keys
+    }
+    varying = [key for key in keys if len(values[key]) > 1]
+    return (varying or keys)[:MAX_SHOWN_ARGUMENTS]
+
+
+@dataclass
+class FindingRow:
+    """A listed item with what the lead judges it by: its differing arguments, the person's comment, the edits
+    they made, and (approved, then found wrong) the follow-up a person denied."""
+
+    item: InboxItem
+    arguments: list[tuple[str, str]]
+    comment: str
+    edits: list[tuple[str, str, str]]
+    follow_ups: list[InboxItem]
+    policy: Policy | None = None
+
+
+def _edits(item: InboxItem) -> list[tuple[str, str, str]]:
+    payload = item.response_payload
+    edited = payload.get("editedArgs") if isinstance(payload, dict) else None
+    if not isinstance(edited, dict):
+        return []
+    args = (item.tool_call or {}).get("args") or {}
+    return [
+        (key, shown_value(args[key]) if key in args else "", shown_value(value))
+        for key, value in edited.items()
+        if args.get(key, None) != value or key not in args
+    ][:MAX_SHOWN_ARGUMENTS]
+
+
+def denied_follow_ups(items: list[InboxItem]) -> dict[int, list[InboxItem]]:
+    """Per approved item: the interrupts a person denied on the run the agent answered its resume with."""
+    resumed = dict(
+        Resume.objects.filter(run_id__in={item.run_id for item in items}, resumed_run__isnull=False).values_list(
+            "run_id", "resumed_run_id"
+        )
+    )
+    accounts = Policy.objects.filter(service_user__isnull=False).values("service_user")
+    denied: dict[int, list[InboxItem]] = {}
+    follow_ups = (
+        InboxItem.objects.filter(run_id__in=set(resumed.values()), outcome=InboxItem.Outcome.DENIED)
+        .exclude(decided_by__in=accounts)
+        .select_related("agent", "decided_by")
+        .order_by("pk")
+    )
+    for follow_up in follow_ups:
+        denied.setdefault(follow_up.run_id, []).append(follow_up)
+    return {item.pk: denied.get(resumed.get(item.run_id, -1), []) for item in items}
+
+
+def explain_findings(backtest: PolicyBacktest, kind: str, findings: Any) -> list[FindingRow]:
+    """A page of one kind of a backtest's listed items (``backtest_findings``), each with what explains it."""
+    findings = list(findings)
+    keys = differing_keys(backtest, kind) if findings else []
+    items = [finding.item for finding in findings]
+    follow_ups = denied_follow_ups(items) if kind == BacktestFinding.Kind.FOUND_WRONG else {}
+    rows = []
+    for finding in findings:
+        item = finding.item
+        subject = finding_subject(backtest, item.tool_call, item.metadata)
+        rows.append(
+            FindingRow(
+                item=item,
+                arguments=[(key, shown_value(subject[key])) for key in keys if key in subject],
+                comment=item.decision_comment,
+                edits=_edits(item),
+                follow_ups=follow_ups.get(item.pk, []),
+                policy=finding.policy,
+            )
+        )
+    return rows
 
 
 def backtest_evidence(backtest: PolicyBacktest | None) -> dict[str, Any] | None:

@@ -138,8 +138,10 @@ def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
     promoted = set(changes) == {"mode"} and policy.mode == Policy.Mode.ENFORCE
     data: dict[str, Any] = {"name": policy.name, "version": policy.version + 1, "changes": changes}
     if promoted:
-        # The evidence it was promoted on: the latest backtest of the version it was (None when never tested).
-        data["backtest"] = backtest_evidence(latest_backtest(policy, version=policy.version))
+        # The evidence it was promoted on: the latest backtest of the version it was (None when never tested). The
+        # policy keeps the link (``evidence``) after its version moves on; the audit log records it too.
+        policy.evidence = latest_backtest(policy, version=policy.version)
+        data["backtest"] = backtest_evidence(policy.evidence)
     policy.version += 1
     _sync_service_user(policy)
     policy.save()

@@ -20,7 +20,7 @@ from inbox.decisions.rules import DecisionError
 from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies import selectors
-from inbox.policies.backtest import backtest_start
+from inbox.policies.backtest import backtest_start, backtest_start_set
 from inbox.policies.forms import PolicyForm
 from inbox.policies.services import policy_create, policy_promote, policy_update
 
@@ -43,7 +43,13 @@ def policy_list(request: HttpRequest) -> HttpResponse:
     policies = list(selectors.policy_list())
     stats = {row.policy.pk: row for row in selectors.policy_stats(policies)}
     rows = [(policy, stats[policy.pk]) for policy in policies]
-    return render(request, "policies/list.html", {"rows": rows})
+    context = {
+        "rows": rows,
+        "set_backtests": list(selectors.set_backtests()[:5]),
+        "days": limits.BACKTEST_DEFAULT_DAYS,
+        "max_days": limits.MAX_BACKTEST_DAYS,
+    }
+    return render(request, "policies/list.html", context)
 
 
 @staff_member_required
@@ -95,7 +101,9 @@ def _detail_page(
             for match in matches
         ],
         "backtests": selectors.recent_backtests(policy),
+        "set_backtests": selectors.set_backtests_with(policy),
         "evidence": selectors.latest_backtest(policy),
+        "promoted_on": policy.evidence,
         "backtest_error": error,
         "days": days or limits.BACKTEST_DEFAULT_DAYS,
         "max_days": limits.MAX_BACKTEST_DAYS,
@@ -105,7 +113,8 @@ def _detail_page(
 
 @staff_member_required
 def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    return _detail_page(request, get_object_or_404(Policy.objects.select_related("agent", "team", "route_team"), pk=pk))
+    policies = Policy.objects.select_related("agent", "team", "route_team", "evidence")
+    return _detail_page(request, get_object_or_404(policies, pk=pk))
 
 
 @staff_member_required
@@ -132,7 +141,9 @@ def policy_backtest_start(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _findings_page(request: HttpRequest, backtest: PolicyBacktest, kind: str, param: str) -> Any:
-    return Paginator(selectors.backtest_findings(backtest, kind), 25).get_page(request.GET.get(param))
+    page = Paginator(selectors.backtest_findings(backtest, kind), 25).get_page(request.GET.get(param))
+    page.rows = selectors.explain_findings(backtest, kind, page.object_list)  # type: ignore[attr-defined]
+    return page
 
 
 def _subject_label(subject: Any) -> str:
@@ -148,13 +159,55 @@ def policy_backtest(request: HttpRequest, pk: int, backtest_pk: int) -> HttpResp
     backtest = get_object_or_404(
         PolicyBacktest.objects.select_related("policy", "requested_by"), pk=backtest_pk, policy_id=pk
     )
+    return _backtest_page(request, backtest)
+
+
+@staff_member_required
+@require_POST
+def policy_set_backtest_start(request: HttpRequest) -> HttpResponse:
+    """Backtest the enforced policies in order (the list's form), or with a shadow policy among them (``policy``,
+    its page's form)."""
+    candidate = None
+    if request.POST.get("policy"):
+        candidate = get_object_or_404(
+            Policy.objects.select_related("agent", "team", "route_team"), pk=_id(request.POST["policy"])
+        )
+    try:
+        backtest = backtest_start_set(user=request.user, days=request.POST.get("days", ""), candidate=candidate)
+    except ApplicationError as error:
+        if candidate is not None:
+            return _detail_page(request, candidate, error, request.POST.get("days", ""))
+        messages.error(request, error.message.split(": ", 1)[-1].capitalize() + ".")
+        return redirect("inbox:policies")
+    return redirect(backtest)
+
+
+def _id(value: str) -> int:
+    if not value.isdigit() or len(value) > 18:
+        raise Http404("No such policy.")
+    return int(value)
+
+
+@staff_member_required
+def policy_set_backtest(request: HttpRequest, backtest_pk: int) -> HttpResponse:
+    """A backtest of the enforced policies in order: its progress, then what each would have done first."""
+    backtest = get_object_or_404(
+        PolicyBacktest.objects.select_related("requested_by"), pk=backtest_pk, ordered_set=True
+    )
+    return _backtest_page(request, backtest)
+
+
+def _backtest_page(request: HttpRequest, backtest: PolicyBacktest) -> HttpResponse:
     context: dict[str, Any] = {
         "backtest": backtest,
         "policy": backtest.policy,
         "lost": selectors.backtest_lost(backtest),
-        "action_label": Policy.Action(backtest.rules["action"]).label,
-        "subject_label": _subject_label(backtest.rules.get("subject")),
+        "action_label": "" if backtest.ordered_set else Policy.Action(backtest.rules["action"]).label,
+        "subject_label": "" if backtest.ordered_set else _subject_label(backtest.rules.get("subject")),
+        "approves": backtest.ordered_set or backtest.rules["action"] == Policy.Action.APPROVE,
     }
+    if backtest.ordered_set:
+        context["breakdown"] = selectors.set_breakdown(backtest)
     if backtest.state == PolicyBacktest.State.DONE:
         context["disagreements"] = _findings_page(request, backtest, BacktestFinding.Kind.DISAGREED, "page")
         context["found_wrong"] = _findings_page(request, backtest, BacktestFinding.Kind.FOUND_WRONG, "wrong_page")
@@ -163,7 +216,8 @@ def policy_backtest(request: HttpRequest, pk: int, backtest_pk: int) -> HttpResp
             for value, label in InboxItem.Outcome.choices
             if value in backtest.outcomes
         ]
-    return render(request, "policies/backtest.html", context)
+    template = "policies/set_backtest.html" if backtest.ordered_set else "policies/backtest.html"
+    return render(request, template, context)
 
 
 @staff_member_required

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from inbox.decisions.services import decision_submit
 from inbox.listing.saved_views import saved_view_create
 from inbox.models import EscalationRule, Resume
-from inbox.policies.backtest import backtest_start
+from inbox.policies.backtest import backtest_start, backtest_start_set
 from inbox.policies.services import policy_create
 from inbox.teams.away import away_set
 from inbox.teams.escalations import escalation_sweep
@@ -150,6 +150,13 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
     deputy = UserFactory(username="deputy", teams=list(alice.groups.all()))
     start = timezone.now() - timedelta(minutes=1)
     off_loop(away_set, user=alice, starts_at=start, ends_at=start + timedelta(days=5), delegate=deputy, set_by=alice)
+    # The ordered set with a deny policy that people disagreed with (the archive approved), made
+    # after every run was posted so that it matched none of them at ingest: rows that explain it.
+    deny = policy_create(
+        user=staff,
+        fields={"name": "No archiving", "agent": agent.agent, "reason": "confirmation", "action": "deny"},
+    )
+    set_backtest = backtest_start_set(user=staff, candidate=deny)
     return {
         "inbox": "/inbox/",
         "decided": "/inbox/?tab=decided",
@@ -188,6 +195,7 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
         "policy-edit": f"/policies/{policy.pk}/edit/",
         "policy-stats": "/policies/stats/",
         "policy-backtest": backtest.get_absolute_url(),
+        "policy-set-backtest": set_backtest.get_absolute_url(),
         "api-docs": "/api/docs/",
         "not-found": "/inbox/no-such-page/",
     }

@@ -165,6 +165,15 @@ PAGES: list[Row] = [
     Row(
         "inbox:policy_backtest", "GET", "/policies/{policy}/backtests/{backtest}/", S(LOGIN, LOGIN, 404, 404, 404, 200)
     ),
+    Row(
+        "inbox:policy_set_backtest_start",
+        "POST",
+        "/policies/backtests/",
+        S(LOGIN, LOGIN, 404, 404, 404, 302),
+        body={"days": "30", "policy": "{policy}"},
+        note="the enforced policies in order, with a shadow one",
+    ),
+    Row("inbox:policy_set_backtest", "GET", "/policies/backtests/{set_backtest}/", S(LOGIN, LOGIN, 404, 404, 404, 200)),
     Row("agents:list", "GET", "/agents/", S(LOGIN, LOGIN, 200, 200, 200, 200), note="each sees their teams' agents"),
     Row("agents:detail", "GET", "/agents/{agent}/", S(LOGIN, LOGIN, 200, 404, 200, 200)),
     Row("agents:settings", "POST", "/agents/{agent}/settings/", S(LOGIN, LOGIN, 403, 404, 403, 400)),
@@ -305,6 +314,13 @@ OPERATIONS: list[Row] = [
         S(401, 401, 200, 200, 200, 200),
         note="each sees their agents' figures",
     ),
+    Row(
+        "GET /api/v1/audit/stats",
+        "GET",
+        "/api/v1/audit/stats",
+        S(401, 401, 200, 200, 200, 200),
+        note="each sees their agents' figures",
+    ),
     Row("GET /api/v1/notices", "GET", "/api/v1/notices", S(401, 401, 200, 200, 200, 200), note="one's own notices"),
     Row("GET /api/v1/policies", "GET", "/api/v1/policies", S(401, 401, 403, 403, 403, 200), note="staff's"),
     Row("POST /api/v1/policies", "POST", "/api/v1/policies", S(401, 401, 403, 403, 403, 400), body={}),
@@ -321,6 +337,30 @@ OPERATIONS: list[Row] = [
         "GET /api/v1/policies/{id}/backtests/{backtest_pk}",
         "GET",
         "/api/v1/policies/{policy}/backtests/{backtest}",
+        S(401, 401, 403, 403, 403, 200),
+    ),
+    Row(
+        "GET /api/v1/policies/{id}/backtests",
+        "GET",
+        "/api/v1/policies/{policy}/backtests",
+        S(401, 401, 403, 403, 403, 200),
+    ),
+    Row(
+        "GET /api/v1/policies/{id}/matches", "GET", "/api/v1/policies/{policy}/matches", S(401, 401, 403, 403, 403, 200)
+    ),
+    Row("GET /api/v1/policies/stats", "GET", "/api/v1/policies/stats", S(401, 401, 403, 403, 403, 200)),
+    Row("GET /api/v1/policies/backtests", "GET", "/api/v1/policies/backtests", S(401, 401, 403, 403, 403, 200)),
+    Row(
+        "POST /api/v1/policies/backtests",
+        "POST",
+        "/api/v1/policies/backtests",
+        S(401, 401, 403, 403, 403, 201),
+        body={"policy": "{policy}"},
+    ),
+    Row(
+        "GET /api/v1/policies/backtests/{backtest_pk}",
+        "GET",
+        "/api/v1/policies/backtests/{set_backtest}",
         S(401, 401, 403, 403, 403, 200),
     ),
     Row(

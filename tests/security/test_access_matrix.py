@@ -185,6 +185,17 @@ def world(agent, team, alice, bob, carol, staff) -> dict[str, Any]:
             requested_by=staff,
             state=PolicyBacktest.State.DONE,
         ).pk,
+        "set_backtest": PolicyBacktest.objects.create(
+            policy=None,
+            ordered_set=True,
+            policy_version=0,
+            rules={"policies": [], "candidate": None},
+            days=30,
+            since=now,
+            until=now,
+            requested_by=staff,
+            state=PolicyBacktest.State.DONE,
+        ).pk,
         "start": RunStart.objects.create(agent=agent.agent, user=alice, thread_id="t-start", run_input={}).pk,
         "link": make_token(item=item, action="approve", user=alice),
     }
