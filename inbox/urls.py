@@ -18,6 +18,7 @@ urlpatterns = [
     path("inbox/views/<id:pk>/delete/", listing_views.saved_view_delete, name="saved_view_delete"),
     path("inbox/items/<id:pk>/", listing_views.item_detail, name="item"),
     path("inbox/items/<id:pk>/seen/", listing_views.item_seen, name="item_seen"),
+    path("inbox/items/<id:pk>/provenance/", listing_views.item_provenance, name="item_provenance"),
     path("inbox/items/<id:pk>/decide/", decision_views.item_decide, name="item_decide"),
     path("inbox/items/<id:pk>/edit-diff/", decision_views.item_edit_diff, name="item_edit_diff"),
     path("inbox/items/<id:pk>/claim/", team_views.item_claim, name="item_claim"),

@@ -1,4 +1,5 @@
-"""The item page's provenance card: the item's audit events and their place in the audit chain."""
+"""The item page's Audit record card: closed, it costs no query; its events are read when it is opened
+(``inbox:item_provenance``)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,11 @@ from typing import Any
 
 from django import template
 
-from inbox.audit.provenance import item_provenance
 from inbox.models import InboxItem
 
 register = template.Library()
 
 
-@register.inclusion_tag("audit/_item_provenance.html")
+@register.inclusion_tag("audit/_item_provenance_card.html")
 def item_provenance_card(item: InboxItem) -> dict[str, Any]:
-    provenance = item_provenance(item)
-    return {"item": item, "events": provenance.events, "chain": provenance.chain, "seen": provenance.seen}
+    return {"item": item}

@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from inbox.access import sees_everything, visible_teams, visible_threads
+from inbox.audit.provenance import item_provenance as item_provenance_of
 from inbox.audit.seen import record_seen
 from inbox.core.converters import database_id
 from inbox.core.errors import ApplicationError
@@ -66,6 +67,16 @@ def _split_pane(request: HttpRequest, filters: ListFilters) -> dict:
         return {}
     record_seen(item_id=item.pk, user=request.user)
     return {**item_context(request, item, filters=filters), "pane_shown": True, "page_carried": _carried(request)}
+
+
+@login_required
+@require_GET
+def item_provenance(request: HttpRequest, pk: int) -> HttpResponse:
+    """The item page's Audit record card, read when the person opens it: the page itself reads no audit row."""
+    item = item_or_404(request, pk)
+    provenance = item_provenance_of(item)
+    context = {"item": item, "events": provenance.events, "chain": provenance.chain, "seen": provenance.seen}
+    return render(request, "audit/_item_provenance.html", context)
 
 
 @login_required

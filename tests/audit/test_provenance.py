@@ -39,13 +39,30 @@ def test_the_api_lists_the_items_events_with_their_seals_and_the_verification(de
     assert after["chain"]["verified"] is True and after["chain"]["verificationOk"] is True
     assert after["chain"]["verifiedThrough"] == AuditEvent.objects.count()
 
-    page = client.get(decided.get_absolute_url()).content.decode()
-    assert "Sealed in the audit chain and verified through seal" in page
+    client.get(decided.get_absolute_url())
+    card = client.get(f"/inbox/items/{decided.pk}/provenance/").content.decode()  # the page's card, opened
+    assert "Sealed in the audit chain and verified through seal" in card
     seen = client.get(f"/api/v1/items/{decided.pk}/provenance").json()["seen"]
     assert [look["user"] for look in seen] == ["alice"]  # the page just shown to her
-    assert "Shown to <strong>alice</strong>" in page
+    assert "Shown to <strong>alice</strong>" in card
     for event in after["events"]:
-        assert f'data-provenance-event="{event["id"]}"' in page
+        assert f'data-provenance-event="{event["id"]}"' in card
+
+
+def test_the_item_page_reads_no_audit_row_until_the_card_is_opened(decided, alice, client) -> None:
+    """The Audit record card is closed on the page and loads its events when opened: the item page is no slower
+    for it (bench/audit_overhead.py)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client.force_login(alice)
+    client.get(decided.get_absolute_url())
+    with CaptureQueriesContext(connection) as queries:
+        page = client.get(decided.get_absolute_url()).content.decode()
+    audit_tables = ("inbox_auditevent", "inbox_auditseal", "inbox_auditverification")
+    assert not [q["sql"] for q in queries.captured_queries if any(table in q["sql"] for table in audit_tables)]
+    assert "data-provenance-lazy" in page and f'hx-get="/inbox/items/{decided.pk}/provenance/"' in page
+    assert "data-provenance-event" not in page
 
 
 def test_a_broken_chain_shows_on_the_item(decided, alice, client) -> None:
@@ -57,11 +74,11 @@ def test_a_broken_chain_shows_on_the_item(decided, alice, client) -> None:
     client.force_login(alice)
     chain = client.get(f"/api/v1/items/{decided.pk}/provenance").json()["chain"]
     assert chain["verificationOk"] is False and "altered" in chain["words"]
-    assert (
-        "The last verification found the audit log altered" in client.get(decided.get_absolute_url()).content.decode()
-    )
+    card = client.get(f"/inbox/items/{decided.pk}/provenance/").content.decode()
+    assert "The last verification found the audit log altered" in card
 
 
 def test_another_team_gets_404(decided, dave, client) -> None:
     client.force_login(dave)
     assert client.get(f"/api/v1/items/{decided.pk}/provenance").status_code == 404
+    assert client.get(f"/inbox/items/{decided.pk}/provenance/").status_code == 404

@@ -83,6 +83,13 @@ PAGES: list[Row] = [
         S(LOGIN, LOGIN, 204, 404, 204, 204),
         note="records that the pane showed the item to this person",
     ),
+    Row(
+        "inbox:item_provenance",
+        "GET",
+        "/inbox/items/{item}/provenance/",
+        S(LOGIN, LOGIN, 200, 404, 200, 200),
+        note="the item page's Audit record card, read when opened",
+    ),
     Row("inbox:item_claim", "POST", "/inbox/items/{item}/claim/", S(LOGIN, LOGIN, 302, 404, 302, 302)),
     Row("inbox:item_release", "POST", "/inbox/items/{item}/release/", S(LOGIN, LOGIN, 302, 404, 302, 302)),
     Row(
