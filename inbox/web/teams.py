@@ -314,7 +314,9 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Escalation rule added: {rule.why}, add {rule.target_label}.")
             messages.info(request, escalations.rule_note(rule))
             return redirect("inbox:escalation_settings")
-    rules = escalations.rules_visible_to(request.user).select_related("created_by")
+    rules = [
+        (rule, escalations.rule_note(rule)) for rule in escalations.rules_visible_to(request.user).select_related("created_by")
+    ]
     status = 400 if form.errors else 200
     return render(request, "audit/escalation_rules.html", {"form": form, "rules": rules}, status=status)
 
