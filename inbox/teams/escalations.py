@@ -318,7 +318,9 @@ def _webhook_notices(
         lines = [f"{count} item(s) of {rule.scope_label} escalated to {target.label}: {rule.why}."]
         if target.already:
             lines.append(f"{target.label} already decides these items: a nudge, no change in who may decide.")
-        lines += [f"• {s['toolName'] or s['reason']}: {s['message'] or s['interruptId']} — {s['url']}" for s in summaries]
+        lines += [
+            f"• {s['toolName'] or s['reason']}: {s['message'] or s['interruptId']} — {s['url']}" for s in summaries
+        ]
         if count > len(listed):
             lines.append(f"…and {count - len(listed)} more")
         body = {

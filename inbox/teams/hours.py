@@ -81,9 +81,7 @@ def hours_of_team(team_id: int | None) -> BusinessHours | None:
 
 def hours_of_agent(agent_id: int) -> BusinessHours | None:
     """An agent's items keep the hours of its first team (by name) that has them."""
-    return (
-        BusinessHours.objects.filter(team__agents__pk=agent_id).select_related("team").order_by("team__name").first()
-    )
+    return BusinessHours.objects.filter(team__agents__pk=agent_id).select_related("team").order_by("team__name").first()
 
 
 def closed_scopes(*, now: datetime) -> tuple[list[int], list[int]]:

@@ -315,7 +315,8 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
             messages.info(request, escalations.rule_note(rule))
             return redirect("inbox:escalation_settings")
     rules = [
-        (rule, escalations.rule_note(rule)) for rule in escalations.rules_visible_to(request.user).select_related("created_by")
+        (rule, escalations.rule_note(rule))
+        for rule in escalations.rules_visible_to(request.user).select_related("created_by")
     ]
     status = 400 if form.errors else 200
     return render(request, "audit/escalation_rules.html", {"form": form, "rules": rules}, status=status)
