@@ -36,6 +36,10 @@ class ItemClaimApi(APIView):
 
     @extend_schema(
         summary='Claim an item ("I\'m on it")',
+        description=(
+            "While you are away the item goes to your delegate: `claimedBy` names them, and the answer adds "
+            "`delegatedTo` and a `message` saying so."
+        ),
         request=None,
         responses={
             200: ItemSerializer,
@@ -45,7 +49,13 @@ class ItemClaimApi(APIView):
     )
     def post(self, request: Request, pk: int) -> Response:
         item = (item_claim if self.action == "claim" else item_unclaim)(item_id=pk, user=request.user)
-        return Response(ItemSerializer(item, context={"request": request}).data)
+        data = dict(ItemSerializer(item, context={"request": request}).data)
+        if self.action == "claim" and item.claimed_by is not None and item.claimed_by_id != request.user.pk:
+            # You are away: the item went to your delegate, and the answer says so.
+            holder = item.claimed_by.get_username()
+            data["delegatedTo"] = holder
+            data["message"] = f"You are away: {holder}, your delegate, holds this item."
+        return Response(data)
 
 
 class ItemUnclaimApi(ItemClaimApi):
