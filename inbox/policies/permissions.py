@@ -86,7 +86,7 @@ def check_change(user: Any, before: Policy, fields: dict[str, Any], *, evidence:
     if access.sees_everything(user):
         return "staff" if promotes else None
     if before.mode == Policy.Mode.ENFORCE:
-        standing_down = all(STANDING_DOWN.get(key) == value for key, value in fields.items())
+        standing_down = all(key in STANDING_DOWN and STANDING_DOWN[key] == value for key, value in fields.items())
         if not standing_down:
             raise _refuse(
                 "mode",
