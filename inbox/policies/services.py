@@ -154,7 +154,8 @@ def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
         policy.evidence = evidence
         data["backtest"] = backtest_evidence(evidence)
         data["promotedBy"] = promoted_by or "staff"
-        author = get_user_model().objects.filter(pk=permissions.version_author(was)).first()
+        author_id = permissions.version_author(was)
+        author = get_user_model().objects.filter(pk=author_id).first() if author_id is not None else None
         data["versionBy"] = author.get_username() if author is not None else None
     policy.version += 1
     _sync_service_user(policy)

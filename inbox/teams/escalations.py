@@ -303,7 +303,7 @@ def webhook_teams(rule: EscalationRule, target: Target) -> list[int]:
         return [target.team_id]
     if rule.team_id is not None:
         return [rule.team_id]
-    return list(Agent.teams.through.objects.filter(agent_id=rule.agent_id).values_list("group_id", flat=True))
+    return list(Agent.teams.through.objects.filter(agent_id=rule.agent_id or 0).values_list("group_id", flat=True))
 
 
 def _webhook_notices(

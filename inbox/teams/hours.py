@@ -4,12 +4,17 @@ closing and resumes at opening. A team without business hours works around the c
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from django.db.models import Q
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.db.models import Q, QuerySet
 
 from agents.models import Agent
+from inbox import access
+from inbox.audit.record import Actor, audit
 from inbox.core.errors import ApplicationError
 from inbox.models import BusinessHours
 
@@ -117,3 +122,65 @@ def check_hours(*, days: str, opens: object, closes: object, time_zone: str) -> 
         raise ApplicationError.invalid("timeZone", f"no time zone {time_zone!r}") from None
     if opens is None or closes is None or not closes > opens:  # type: ignore[operator]
         raise ApplicationError.invalid("closes", "must be after opens, the same day")
+
+
+# --- setting them: staff, or a lead of the team ---------------------------------------------------------
+
+
+def may_set_hours(user: Any, team: Group) -> bool:
+    return access.sees_everything(user) or access.led_team_ids(user).filter(team_id=team.pk).exists()
+
+
+def teams_whose_hours(user: Any) -> QuerySet[Group]:
+    """The teams whose business hours ``user`` may set: every team for staff, the teams they lead for a lead."""
+    if access.sees_everything(user):
+        return Group.objects.order_by("name")
+    return Group.objects.filter(pk__in=access.led_team_ids(user)).order_by("name")
+
+
+@transaction.atomic
+def hours_set(
+    *, user: Any, team: Group, days: str, opens: time | None, closes: time | None, time_zone: str
+) -> BusinessHours:
+    """Set (or replace) the team's business hours; audited as ``team.hours_set``. 403 unless staff or its lead."""
+    if not may_set_hours(user, team):
+        raise ApplicationError.invalid("team", f"you do not lead {team.name}", code="not_allowed", status=403)
+    days = "".join(sorted(days))
+    check_hours(days=days, opens=opens, closes=closes, time_zone=time_zone)
+    assert opens is not None and closes is not None  # check_hours refuses a missing time
+    hours, _ = BusinessHours.objects.update_or_create(
+        team=team, defaults={"days": days, "opens": opens, "closes": closes, "time_zone": time_zone}
+    )
+    data = {
+        "team": team.name,
+        "days": days,
+        "opens": f"{opens:%H:%M}",
+        "closes": f"{closes:%H:%M}",
+        "timeZone": time_zone,
+    }
+    audit(actor=Actor.for_user(user), verb="team.hours_set", obj=hours, data=data)
+    return hours
+
+
+@transaction.atomic
+def hours_clear(*, user: Any, team: Group) -> bool:
+    """The team works around the clock again; audited as ``team.hours_cleared``. False when it had no hours."""
+    if not may_set_hours(user, team):
+        raise ApplicationError.invalid("team", f"you do not lead {team.name}", code="not_allowed", status=403)
+    hours = BusinessHours.objects.filter(team=team).first()
+    if hours is None:
+        return False
+    audit(actor=Actor.for_user(user), verb="team.hours_cleared", obj=hours, data={"team": team.name})
+    hours.delete()
+    return True
+
+
+def hours_words(hours: BusinessHours) -> str:
+    """ "Mon–Fri 09:00–17:00 Europe/Berlin"."""
+    names = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    days = sorted(hours.weekdays)
+    if days and days == list(range(days[0], days[-1] + 1)) and len(days) > 2:
+        when = f"{names[days[0] - 1]}–{names[days[-1] - 1]}"
+    else:
+        when = ", ".join(names[day - 1] for day in days) or "no day"
+    return f"{when} {hours.opens:%H:%M}–{hours.closes:%H:%M} {hours.time_zone}"

@@ -167,3 +167,49 @@ def test_a_rule_naming_someone_who_already_decides_says_so_when_it_fires(
     body = json.loads(Notice.objects.get(channel=Notice.Channel.WEBHOOK).body)
     assert (body["team"], body["to"], body["alreadyDecides"]) == ("ops", "bob", True)
     assert "bob already decides these items: a nudge" in body["text"]
+
+
+def test_a_lead_sets_the_teams_business_hours_on_the_rules_page_and_a_member_cannot(team, alice, bob):
+    from django.test import Client
+
+    from inbox.models import TeamLead
+
+    TeamLead.objects.create(team=team, user=alice)
+    body = {
+        "form": "hours",
+        "team": team.pk,
+        "days": ["1", "2", "3", "4", "5"],
+        "opens": "08:30",
+        "closes": "16:30",
+        "time_zone": "Europe/Berlin",
+    }
+    lead = Client()
+    lead.force_login(alice)
+    assert lead.post("/inbox/settings/escalation/", {**body, "time_zone": "Mars/Olympus"}).status_code == 400
+    response = lead.post("/inbox/settings/escalation/", body, follow=True)
+    page = response.content.decode()
+    assert "Business hours of ops: Mon–Fri 08:30–16:30 Europe/Berlin." in page
+    hours = BusinessHours.objects.get(team=team)
+    assert (hours.days, hours.opens, hours.time_zone) == ("12345", time(8, 30), "Europe/Berlin")
+    assert AuditEvent.objects.get(verb="team.hours_set").actor_label == "alice"
+
+    member = Client()
+    member.force_login(bob)
+    assert 'id="business-hours"' not in member.get("/inbox/settings/escalation/").content.decode()
+    refused = member.post("/inbox/settings/escalation/", {**body, "opens": "07:00"})
+    assert refused.status_code == 400
+    assert BusinessHours.objects.get(team=team).opens == time(8, 30)
+
+
+def test_the_rules_page_says_which_rule_only_nudges_someone_who_decides_already(
+    team, alice, bob, finance, staff_granter
+):
+    from django.test import Client
+
+    EscalationRule.objects.create(team=team, after_minutes=30, to_user=bob, created_by=alice)
+    EscalationRule.objects.create(team=team, step=2, after_minutes=30, to_team=finance, created_by=staff_granter)
+    client = Client()
+    client.force_login(alice)
+    page = client.get("/inbox/settings/escalation/").content.decode()
+    assert "bob already decides ops&#x27;s items: the rule tells them, and changes nothing" in page
+    assert "Finance leads may decide ops&#x27;s items once the rule fires: a grant of access." in page
