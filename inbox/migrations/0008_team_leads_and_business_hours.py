@@ -7,44 +7,84 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
-        ('inbox', '0007_policy_evidence_and_set_backtests'),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("inbox", "0007_policy_evidence_and_set_backtests"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='notice',
-            name='kind',
-            field=models.CharField(choices=[('announcement', 'New items'), ('digest', 'Digest'), ('reminder', 'Expiry reminder'), ('snooze', 'Back from snooze'), ('escalation', 'Escalation'), ('delivery_failed', 'Answer not delivered'), ('superseded', 'Items superseded'), ('delegation', 'Items handed over')], max_length=20),
+            model_name="notice",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("announcement", "New items"),
+                    ("digest", "Digest"),
+                    ("reminder", "Expiry reminder"),
+                    ("snooze", "Back from snooze"),
+                    ("escalation", "Escalation"),
+                    ("delivery_failed", "Answer not delivered"),
+                    ("superseded", "Items superseded"),
+                    ("delegation", "Items handed over"),
+                ],
+                max_length=20,
+            ),
         ),
         migrations.CreateModel(
-            name='BusinessHours',
+            name="BusinessHours",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('days', models.CharField(default='12345', help_text='ISO weekdays as digits: 12345 = Mon–Fri.', max_length=7)),
-                ('opens', models.TimeField(default=datetime.time(9, 0))),
-                ('closes', models.TimeField(default=datetime.time(17, 0), help_text='After opens, the same day.')),
-                ('time_zone', models.CharField(default='UTC', help_text='An IANA name, e.g. Europe/Berlin.', max_length=64)),
-                ('team', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='inbox_hours', to='auth.group')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "days",
+                    models.CharField(
+                        default="12345", help_text="ISO weekdays as digits: 12345 = Mon–Fri.", max_length=7
+                    ),
+                ),
+                ("opens", models.TimeField(default=datetime.time(9, 0))),
+                ("closes", models.TimeField(default=datetime.time(17, 0), help_text="After opens, the same day.")),
+                (
+                    "time_zone",
+                    models.CharField(default="UTC", help_text="An IANA name, e.g. Europe/Berlin.", max_length=64),
+                ),
+                (
+                    "team",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="inbox_hours", to="auth.group"
+                    ),
+                ),
             ],
             options={
-                'verbose_name': 'business hours',
-                'verbose_name_plural': 'business hours',
-                'constraints': [models.CheckConstraint(condition=models.Q(('closes__gt', models.F('opens'))), name='business_hours_close_after_open')],
+                "verbose_name": "business hours",
+                "verbose_name_plural": "business hours",
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("closes__gt", models.F("opens"))), name="business_hours_close_after_open"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='TeamLead',
+            name="TeamLead",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('team', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='inbox_leads', to='auth.group')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='inbox_leads', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "team",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="inbox_leads", to="auth.group"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="inbox_leads",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('team', 'user'), name='team_lead_once')],
+                "constraints": [models.UniqueConstraint(fields=("team", "user"), name="team_lead_once")],
             },
         ),
     ]

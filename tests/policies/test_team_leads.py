@@ -12,7 +12,7 @@ from django.test import Client
 
 from inbox.models import AuditEvent, InboxItem, TeamLead
 from inbox.models.policies import Policy
-from tests.factories import TeamFactory, UserFactory, interrupted_run
+from tests.factories import UserFactory, interrupted_run
 from tests.policies.history import INTERNAL, decided_item
 
 
