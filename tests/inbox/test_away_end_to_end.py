@@ -161,3 +161,14 @@ def test_an_item_assigned_to_someone_away_tells_their_delegate(item, alice, bob,
     assert response.json()["claimedBy"] == "carl"
     notice = Notice.objects.get(user=carl)
     assert notice.subject == f"[Inbox] “{item.short_title}” handed to you: bob is away"
+
+
+def test_the_delegates_open_pages_show_the_hand_over_as_a_toast(item, bob, carl):
+    from inbox.web.fragments import LiveView, render
+
+    payload = {"items": [item.pk], "count": 1, "from": "bob", "message": "“Go?” is yours while bob is away."}
+    for view in (LiveView(kind="page"), LiveView(kind="list")):
+        html = render(view, carl, [("items.delegated", payload)]).html
+        assert f'<a href="/inbox/items/{item.pk}/">bob is away: “Go?” is yours while bob is away.</a>' in html
+    several = {**payload, "items": [item.pk, item.pk + 1], "count": 2}
+    assert '<a href="/inbox/">bob is away:' in render(LiveView(kind="page"), carl, [("items.delegated", several)]).html
