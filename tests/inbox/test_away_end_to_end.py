@@ -140,7 +140,8 @@ def test_claiming_while_away_says_where_the_item_went(item, bob, carl):
     assert response.status_code == 200
     body = response.json()
     assert (body["claimedBy"], body["delegatedTo"]) == ("carl", "carl")
-    assert body["message"] == "You are away: carl, your delegate, holds this item."
+    assert body["delegationMessage"] == "You are away: carl, your delegate, holds this item."
+    assert body["message"] == item.message  # the item's own message is not overwritten by the notice
     assert Notice.objects.get(user=carl).kind == Notice.Kind.DELEGATION  # carl is told
 
     again = client.post(f"/api/v1/items/{item.pk}/claim")
