@@ -166,6 +166,29 @@ def test_a_lead_sees_only_the_policies_of_the_teams_they_lead(lena, staff, make_
     assert "Internal email" in listing and "Theirs" not in listing
 
 
+def test_a_leads_stats_matches_and_backtest_lists_are_their_teams_and_the_ordered_set_is_staffs(
+    lena, staff, make_agent, carol, shadow
+):
+    stranger(make_agent, carol)
+    other = post(as_user(staff), "/api/v1/policies", {"name": "Theirs", "agent": "stranger", "action": "deny"}).json()
+    client = as_user(lena)
+    assert [row["name"] for row in client.get("/api/v1/policies/stats").json()] == ["Internal email"]
+    assert [row["name"] for row in as_user(staff).get("/api/v1/policies/stats").json()] == ["Internal email", "Theirs"]
+    for path in ("matches", "backtests"):
+        assert client.get(f"/api/v1/policies/{shadow['id']}/{path}").status_code == 200, path
+        assert client.get(f"/api/v1/policies/{other['id']}/{path}").status_code == 404, path
+    stats_page = client.get("/policies/stats/").content.decode()
+    assert "Internal email" in stats_page and "Theirs" not in stats_page
+
+    # The enforced policies in order are every team's: staff's alone, and the lead's pages do not offer it.
+    assert client.get("/api/v1/policies/backtests").status_code == 403
+    assert post(client, "/api/v1/policies/backtests", {"policy": shadow["id"]}).status_code == 403
+    assert client.post("/policies/backtests/", {"days": "30", "policy": shadow["id"]}).status_code == 404
+    for page in ("/policies/", f"/policies/{shadow['id']}/"):
+        assert "data-set-backtest-form" not in client.get(page).content.decode(), page
+        assert "data-set-backtest-form" in as_user(staff).get(page).content.decode(), page
+
+
 def test_leading_a_team_one_has_left_counts_for_nothing(lena, team, shadow):
     lena.groups.remove(team)
     assert as_user(lena).get("/api/v1/policies").status_code == 403
