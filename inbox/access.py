@@ -19,12 +19,34 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from agents.models import Agent
 from inbox.core import sql as _sql  # noqa: F401  (registers the __anyof lookup)
-from inbox.models import AuditEvent, Decision, Escalation, InboxItem, NotificationPreference, Resume, Run, Thread
+from inbox.models import (
+    AuditEvent,
+    Decision,
+    Escalation,
+    InboxItem,
+    NotificationPreference,
+    Resume,
+    Run,
+    TeamLead,
+    Thread,
+)
 
 
 def sees_everything(user: Any) -> bool:
     """Staff see (and may decide) every agent's items."""
     return bool(user.is_authenticated and user.is_staff)
+
+
+def led_team_ids(user: Any) -> QuerySet:
+    """The ids of the teams ``user`` leads (``TeamLead``) and is still a member of. Leading a team lets one write
+    its shadow policies and business hours; it adds nothing to what one sees or decides."""
+    if not user.is_authenticated:
+        return TeamLead.objects.none().values("team_id")
+    return TeamLead.objects.filter(user_id=user.pk, team__in=user.groups.all()).values("team_id")
+
+
+def leads_a_team(user: Any) -> bool:
+    return bool(user.is_authenticated) and led_team_ids(user).exists()
 
 
 def visible_agents(user: Any) -> QuerySet[Agent]:

@@ -29,6 +29,7 @@ from inbox.models import (
     AuditSeal,
     AuditVerification,
     AwayStatus,
+    BusinessHours,
     Comment,
     ConformanceObservation,
     Decision,
@@ -44,6 +45,7 @@ from inbox.models import (
     RunStart,
     SavedView,
     Snooze,
+    TeamLead,
     TeamWebhook,
     Thread,
 )
@@ -459,6 +461,36 @@ class AwayStatusAdmin(admin.ModelAdmin):
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for status in queryset.select_related("user"):
             away.away_clear(user=status.user, set_by=request.user)
+
+
+@admin.register(TeamLead)
+class TeamLeadAdmin(admin.ModelAdmin):
+    """Staff name a team's leads here (audited): a lead writes the team's shadow policies and business hours, and
+    counts only while a member of the team (docs/policies.md)."""
+
+    list_display = ("team", "user")
+    search_fields = ("team__name", "user__username")
+
+    def save_model(self, request: HttpRequest, obj: TeamLead, form: Any, change: bool) -> None:
+        super().save_model(request, obj, form, change)
+        data = {"team": obj.team.name, "user": obj.user.get_username()}
+        audit(actor=Actor.for_user(request.user), verb="team.lead_named", obj=obj, data=data)
+
+    def delete_model(self, request: HttpRequest, obj: TeamLead) -> None:
+        data = {"team": obj.team.name, "user": obj.user.get_username()}
+        audit(actor=Actor.for_user(request.user), verb="team.lead_removed", obj=obj, data=data)
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for lead in queryset.select_related("team", "user"):
+            self.delete_model(request, lead)
+
+
+# Business hours are set on the Escalation rules page (staff, or the team's lead), which checks and audits them.
+@admin.register(BusinessHours)
+class BusinessHoursAdmin(ReadOnlyAdmin):
+    list_display = ("team", "days", "opens", "closes", "time_zone")
+    search_fields = ("team__name",)
 
 
 from inbox.policies import admin as policies_admin  # noqa: E402, F401  (registers policies, link uses)

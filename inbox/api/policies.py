@@ -1,7 +1,9 @@
-"""Policy API, staff only: ``GET/POST /api/v1/policies``, ``GET/PATCH /api/v1/policies/<id>``, its matches
-(``GET /api/v1/policies/<id>/matches``), the stats page's rows (``GET /api/v1/policies/stats``), backtests of one
-policy (``GET|POST /api/v1/policies/<id>/backtests``, ``GET /api/v1/policies/<id>/backtests/<id>``) and of the
-enforced policies in order (``GET|POST /api/v1/policies/backtests``, ``GET /api/v1/policies/backtests/<id>``)."""
+"""Policy API, for staff and team leads (a lead reads and writes the policies of the teams they lead;
+``inbox.policies.permissions``): ``GET/POST /api/v1/policies``, ``GET/PATCH /api/v1/policies/<id>``, its matches
+(``GET /api/v1/policies/<id>/matches``), the stats page's rows (``GET /api/v1/policies/stats``, the policies the caller
+manages), backtests of one policy (``GET|POST /api/v1/policies/<id>/backtests``, ``GET
+/api/v1/policies/<id>/backtests/<id>``); staff only: backtests of the enforced policies in order (``GET|POST
+/api/v1/policies/backtests``, ``GET /api/v1/policies/backtests/<id>``), which read every enforced policy."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
-from rest_framework.permissions import IsAdminUser
+from rest_framework.permissions import BasePermission, IsAdminUser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -30,6 +32,7 @@ from inbox.api.policy_serializers import (
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
 from inbox.policies.backtest import backtest_start, backtest_start_set
+from inbox.policies.permissions import may_manage_policies, policies_managed_by
 from inbox.policies.selectors import (
     backtest_findings,
     explain_findings,
@@ -94,8 +97,26 @@ def _paged_schema(name: str, serializer: type[serializers.Serializer]) -> Any:
     )
 
 
-def _policy_or_404(pk: int) -> Policy:
-    policy = Policy.objects.select_related("agent", "team", "route_team", "evidence").filter(pk=pk).first()
+class ManagesPolicies(BasePermission):
+    """Staff, or a team lead (``inbox.policies.permissions``): anyone else gets 403, as before."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return bool(request.user and request.user.is_authenticated and may_manage_policies(request.user))
+
+
+def _mine(request: Request) -> Any:
+    """The policies the caller manages (staff: all; a lead: their teams'), in the order they run."""
+    return policy_list().filter(pk__in=policies_managed_by(request.user).values("pk"))
+
+
+def _managed(request: Request, pk: int) -> Policy | None:
+    """The policy, when the caller may write it (a lead: their teams' policies); None reads as 404."""
+    managed = policies_managed_by(request.user).select_related("agent", "team", "route_team", "evidence")
+    return managed.filter(pk=pk).first()
+
+
+def _policy_or_404(request: Request, pk: int) -> Policy:
+    policy = _managed(request, pk)
     if policy is None:
         raise ApplicationError(404, "not_found", "No such policy.")
     return policy
@@ -110,15 +131,18 @@ def _invalid(serializer: serializers.Serializer, prefix: str = "") -> Applicatio
 
 
 class PolicyListApi(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesPolicies]
 
     @extend_schema(
         operation_id="policies_list",
         summary="Auto-decision policies, in the order they run",
-        responses={200: PolicySerializer(many=True), 403: OpenApiResponse(ERROR_SCHEMA, description="Not staff")},
+        responses={
+            200: PolicySerializer(many=True),
+            403: OpenApiResponse(ERROR_SCHEMA, description="Neither staff nor a team lead"),
+        },
     )
     def get(self, request: Request) -> Response:
-        return Response(PolicySerializer(policy_list(), many=True, context={"request": request}).data)
+        return Response(PolicySerializer(_mine(request), many=True, context={"request": request}).data)
 
     @extend_schema(
         operation_id="policies_create",
@@ -133,7 +157,9 @@ class PolicyListApi(APIView):
         responses={
             201: PolicySerializer,
             400: OpenApiResponse(ERROR_SCHEMA, description="A field is invalid; `field` names it."),
-            403: OpenApiResponse(ERROR_SCHEMA, description="Not staff"),
+            403: OpenApiResponse(
+                ERROR_SCHEMA, description="Neither staff nor a team lead, or a lead's policy outside their teams"
+            ),
         },
         examples=[OpenApiExample("Approve internal email", request_only=True, value=EXAMPLE)],
     )
@@ -146,10 +172,10 @@ class PolicyListApi(APIView):
 
 
 class PolicyDetailApi(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesPolicies]
 
     def _policy(self, pk: int) -> Policy | None:
-        return Policy.objects.select_related("agent", "team", "route_team", "evidence").filter(pk=pk).first()
+        return _managed(self.request, pk)
 
     def _detail(self, request: Request, policy: Policy) -> dict:
         context = {"request": request, "stats": policy_stats([policy])[0], "backtest": latest_backtest(policy)}
@@ -169,11 +195,18 @@ class PolicyDetailApi(APIView):
     @extend_schema(
         operation_id="policies_update",
         summary='Change a policy (e.g. promote it: {"mode": "enforce"})',
-        description="A change bumps `version`; the audit log records the diff (`policy.updated`, `policy.promoted`).",
+        description=(
+            "A change bumps `version`; the audit log records the diff (`policy.updated`, `policy.promoted` with "
+            "its backtest as evidence). A team lead changes shadow policies; promoting one needs staff, or a "
+            "second lead (not the one who wrote the version) and a finished backtest of the version; an enforced "
+            "policy a lead may only put back to shadow or disable."
+        ),
         request=PolicySerializer,
         responses={
             200: PolicyDetailSerializer,
             400: OpenApiResponse(ERROR_SCHEMA, description="A field is invalid; `field` names it."),
+            403: OpenApiResponse(ERROR_SCHEMA, description="A lead's change refused; `field` names why"),
+            409: OpenApiResponse(ERROR_SCHEMA, description="A lead's promotion without a backtest of the version"),
             404: OpenApiResponse(ERROR_SCHEMA, description="No such policy"),
         },
     )
@@ -185,11 +218,11 @@ class PolicyDetailApi(APIView):
         if not serializer.is_valid():
             raise _invalid(serializer)
         policy_update(user=request.user, policy_id=pk, fields=serializer.service_fields())
-        return Response(self._detail(request, _policy_or_404(pk)))
+        return Response(self._detail(request, _policy_or_404(request, pk)))
 
 
 class BacktestListApi(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesPolicies]
 
     @extend_schema(
         operation_id="policies_backtest_list",
@@ -202,7 +235,7 @@ class BacktestListApi(APIView):
         },
     )
     def get(self, request: Request, pk: int) -> Response:
-        page = _page(request, policy_backtests(_policy_or_404(pk)))
+        page = _page(request, policy_backtests(_policy_or_404(request, pk)))
         return Response(paged(page, BacktestSerializer(page, many=True, context={"request": request}).data))
 
     @extend_schema(
@@ -225,7 +258,7 @@ class BacktestListApi(APIView):
         examples=[OpenApiExample("Test a stricter schema over 90 days", request_only=True, value=BACKTEST_EXAMPLE)],
     )
     def post(self, request: Request, pk: int) -> Response:
-        policy = Policy.objects.select_related("agent", "team", "route_team").filter(pk=pk).first()
+        policy = _managed(request, pk)
         if policy is None:
             raise ApplicationError(404, "not_found", "No such policy.")
         body = BacktestRequestSerializer(data=request.data)
@@ -256,7 +289,7 @@ class BacktestListApi(APIView):
 
 
 class BacktestDetailApi(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesPolicies]
 
     @extend_schema(
         operation_id="policies_backtest_retrieve",
@@ -272,7 +305,12 @@ class BacktestDetailApi(APIView):
         },
     )
     def get(self, request: Request, pk: int, backtest_pk: int) -> Response:
-        backtest = PolicyBacktest.objects.select_related("requested_by").filter(pk=backtest_pk, policy_id=pk).first()
+        policy = _managed(request, pk)
+        backtest = (
+            PolicyBacktest.objects.select_related("requested_by").filter(pk=backtest_pk, policy=policy).first()
+            if policy is not None
+            else None
+        )
         if backtest is None:
             raise ApplicationError(404, "not_found", "No such backtest.")
         return Response(_backtest_detail(request, backtest))
@@ -296,7 +334,7 @@ FINDINGS_PARAMETERS = [
 
 
 class PolicyMatchesApi(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesPolicies]
 
     @extend_schema(
         operation_id="policies_matches_list",
@@ -309,20 +347,24 @@ class PolicyMatchesApi(APIView):
         },
     )
     def get(self, request: Request, pk: int) -> Response:
-        page = _page(request, policy_matches(_policy_or_404(pk)))
+        page = _page(request, policy_matches(_policy_or_404(request, pk)))
         return Response(paged(page, PolicyMatchRowSerializer(page, many=True, context={"request": request}).data))
 
 
 class PolicyStatsApi(APIView):
-    permission_classes = [IsAdminUser]
+    permission_classes = [ManagesPolicies]
 
     @extend_schema(
         operation_id="policies_stats",
         summary="The stats page: per policy, in order, its matches, agreement with people and time it would save",
-        responses={200: PolicyStatsRowSerializer(many=True)},
+        description="The policies the caller manages: every policy for staff, a lead's teams' policies for a lead.",
+        responses={
+            200: PolicyStatsRowSerializer(many=True),
+            403: OpenApiResponse(ERROR_SCHEMA, description="Neither staff nor a team lead"),
+        },
     )
     def get(self, request: Request) -> Response:
-        rows = policy_stats(list(policy_list()))
+        rows = policy_stats(list(_mine(request)))
         return Response(PolicyStatsRowSerializer(rows, many=True, context={"request": request}).data)
 
 

@@ -31,21 +31,47 @@ RULE_CODES = dict.fromkeys(
 )
 
 
+class ClaimResponseSerializer(ItemSerializer):
+    """The item, and while you are away the two keys that say it went to your delegate (absent otherwise)."""
+
+    delegatedTo = serializers.CharField(  # noqa: N815 (the wire name)
+        required=False, help_text="While you are away: the username of your delegate, who now holds the item."
+    )
+    delegationMessage = serializers.CharField(  # noqa: N815 (the wire name)
+        required=False,
+        help_text="While you are away: where the item went, in a sentence "
+        "('You are away: carl, your delegate, holds this item.'). The item's own `message` is untouched.",
+    )
+
+    class Meta(ItemSerializer.Meta):
+        fields = [*ItemSerializer.Meta.fields, "delegatedTo", "delegationMessage"]
+
+
 class ItemClaimApi(APIView):
     action = "claim"
 
     @extend_schema(
         summary='Claim an item ("I\'m on it")',
+        description=(
+            "While you are away the item goes to your delegate: `claimedBy` names them, and the answer adds "
+            "`delegatedTo` and a `delegationMessage` saying so."
+        ),
         request=None,
         responses={
-            200: ItemSerializer,
+            200: ClaimResponseSerializer,
             404: OpenApiResponse(description="Not visible"),
             409: OpenApiResponse(description="Held by someone else, or no longer open"),
         },
     )
     def post(self, request: Request, pk: int) -> Response:
         item = (item_claim if self.action == "claim" else item_unclaim)(item_id=pk, user=request.user)
-        return Response(ItemSerializer(item, context={"request": request}).data)
+        data = dict(ItemSerializer(item, context={"request": request}).data)
+        if self.action == "claim" and item.claimed_by is not None and item.claimed_by_id != request.user.pk:
+            # You are away: the item went to your delegate, and the answer says so.
+            holder = item.claimed_by.get_username()
+            data["delegatedTo"] = holder
+            data["delegationMessage"] = f"You are away: {holder}, your delegate, holds this item."
+        return Response(data)
 
 
 class ItemUnclaimApi(ItemClaimApi):

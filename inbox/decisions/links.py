@@ -23,7 +23,7 @@ from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecisionOutcome, decision_submit
 from inbox.decisions.shapes import bulk_payload, needs_form_input
-from inbox.models import DecisionVia, InboxItem
+from inbox.models import AwayStatus, DecisionVia, InboxItem
 from inbox.models.links import DecisionLinkUse
 
 SALT = "inbox.decision-link"
@@ -76,8 +76,11 @@ def link_path(token: str) -> str:
 
 
 def links_for(item: InboxItem, *, user: Any = None, team_id: int | None = None) -> dict[str, str] | None:
-    """``{"approve": path, "deny": path}`` for a yes/no item, else None."""
+    """``{"approve": path, "deny": path}`` for a yes/no item, else None; none for a person while someone else
+    holds the item (the claim would refuse them: the delegate of someone away holds what they held)."""
     if not offers_links(item):
+        return None
+    if user is not None and item.claimed_by_id not in (None, user.pk):
         return None
     return {action: link_path(make_token(item=item, action=action, user=user, team_id=team_id)) for action in ACTIONS}
 
@@ -118,7 +121,11 @@ def check_link(link: DecisionLink, user: Any) -> InboxItem:
             "you may decide.",
             status=403,
         )
-    item = InboxItem.objects.select_related("agent", "thread", "run", "decided_by").filter(pk=link.item_id).first()
+    item = (
+        InboxItem.objects.select_related("agent", "thread", "run", "decided_by", "claimed_by")
+        .filter(pk=link.item_id)
+        .first()
+    )
     if item is None or not access.visible_items(user).filter(pk=item.pk).exists():
         # Access is checked when the link is used: someone who left the item's team learns nothing of it.
         raise LinkRefused("invalid", "The item of this link no longer exists.", status=404)
@@ -143,7 +150,20 @@ def check_link(link: DecisionLink, user: Any) -> InboxItem:
         raise LinkRefused(
             "decided", f"This item was already {item.get_status_display().lower()}{who}.", item=item, status=409
         )
+    if access.locked_by_claim(user, item) and item.claimed_by is not None:
+        raise LinkRefused("held", _held_by_whom(item, user), item=item, status=403)
     return item
+
+
+def _held_by_whom(item: InboxItem, user: Any) -> str:
+    """Where the item went: to the delegate of someone away, or to whoever claimed it."""
+    holder = item.claimed_by.get_username() if item.claimed_by is not None else ""
+    now = timezone.now()
+    away = AwayStatus.objects.filter(user_id=user.pk, starts_at__lte=now, ends_at__gt=now).first()
+    if away is not None and away.delegate_id == item.claimed_by_id:
+        until = timezone.localtime(away.ends_at)
+        return f"You are away until {until:%Y-%m-%d %H:%M %Z}: {holder}, your delegate, holds this item and decides it."
+    return f"{holder} holds this item now, so only they (or staff) decide it."
 
 
 def use_link(*, token: str, user: Any, comment: str = "") -> DecisionOutcome:

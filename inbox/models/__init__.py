@@ -665,4 +665,5 @@ from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, Polic
 from inbox.models.review import ItemSeen  # noqa: E402, F401
 from inbox.models.sso import SSOIdentity, TeamClaimMapping  # noqa: E402, F401
 from inbox.models.starts import RunStart  # noqa: E402, F401
+from inbox.models.teams import BusinessHours, TeamLead  # noqa: E402, F401
 from inbox.models.triage import SavedView, Snooze  # noqa: E402, F401

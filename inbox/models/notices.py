@@ -21,6 +21,7 @@ class Notice(models.Model):
         ESCALATION = "escalation", "Escalation"
         DELIVERY_FAILED = "delivery_failed", "Answer not delivered"
         SUPERSEDED = "superseded", "Items superseded"
+        DELEGATION = "delegation", "Items handed over"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"

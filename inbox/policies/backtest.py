@@ -24,6 +24,7 @@ from inbox.core.errors import ApplicationError
 from inbox.core.queue import send_on_commit, waiting
 from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
+from inbox.policies.permissions import check_scope
 from inbox.policies.schema import policy_matcher
 from inbox.policies.selectors import agrees
 from inbox.policies.services import EDITABLE, check_policy, policy_applies_to
@@ -128,6 +129,7 @@ def backtest_start(
     the period is small, else queue it for a worker (on commit)."""
     period = check_backtest_days(days)
     tested = policy if draft_fields is None else draft_of(policy, draft_fields)
+    check_scope(user, tested)  # staff, or a lead of the policy's team (inbox.policies.permissions)
     until = timezone.now()
     since = until - timedelta(days=period)
     with transaction.atomic():

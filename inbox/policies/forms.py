@@ -1,15 +1,16 @@
-"""The staff form for a policy. It only parses (types, JSON); every rule is the service's
+"""The form for a policy (staff's, or a team lead's: ``limit_to``). It only parses (types, JSON); every rule is the service's
 (``check_policy``), whose errors come back next to their fields."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib.auth.models import Group
 
 from agents.models import Agent
+from inbox import access
 from inbox.models.policies import Policy
 from inbox.policies.services import EDITABLE
 
@@ -41,6 +42,18 @@ class PolicyForm(forms.ModelForm):
             # The agent is chosen by slug: its initial value must be the slug too, or no option is selected.
             self.initial["agent"] = self.instance.agent.slug if self.instance.agent_id and self.instance.agent else None
         self.fields["name"].validators = []  # uniqueness is the service's rule
+
+    def limit_to(self, user: Any) -> None:
+        """A lead chooses among the teams they lead and those teams' agents (staff: all)."""
+        if access.sees_everything(user):
+            return
+        led = access.led_team_ids(user)
+        cast(forms.ModelChoiceField, self.fields["agent"]).queryset = (
+            Agent.objects.filter(teams__in=led).distinct().order_by("name")
+        )
+        for name in ("team", "route_team"):
+            cast(forms.ModelChoiceField, self.fields[name]).queryset = Group.objects.filter(pk__in=led).order_by("name")
+        self.fields["mode"].help_text = "A lead's policy starts in shadow; a second lead or staff promotes it."
 
     def validate_unique(self) -> None:
         """The service checks the name (and the service account's) with every other rule."""

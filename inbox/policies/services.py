@@ -21,6 +21,7 @@ from inbox.decisions.services import DecidedBy, decision_by_policy
 from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.models.policies import Policy, PolicyMatch
+from inbox.policies import permissions
 from inbox.policies.schema import policy_matches, validate_policy_schema
 from inbox.policies.selectors import backtest_evidence, latest_backtest
 
@@ -117,6 +118,8 @@ def policy_create(*, user, fields: dict[str, Any]) -> Policy:
     policy = Policy(created_by=user, **{key: value for key, value in fields.items() if key in EDITABLE})
     policy.name = (policy.name or "").strip()
     check_policy(policy)
+    permissions.check_scope(user, policy)
+    permissions.check_new(user, policy)
     _sync_service_user(policy)
     policy.save()
     audit(actor=Actor.for_user(user), verb="policy.created", obj=policy, agent=policy.agent, data=policy.snapshot())
@@ -127,6 +130,8 @@ def policy_create(*, user, fields: dict[str, Any]) -> Policy:
 def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
     """Change some fields; a change bumps the version, and the audit log records the diff."""
     policy = Policy.objects.select_for_update(of=("self",)).select_related("service_user").get(pk=policy_id)
+    permissions.check_scope(user, policy)
+    was = Policy(mode=policy.mode, version=policy.version, pk=policy.pk)
     before = policy.snapshot()
     for key, value in fields.items():
         if key in EDITABLE:
@@ -135,13 +140,23 @@ def policy_update(*, user, policy_id: int, fields: dict[str, Any]) -> Policy:
     changes = _diff(before, policy.snapshot())
     if not changes:
         return policy
+    evidence = latest_backtest(policy, version=policy.version)
+    # A lead's change: of a policy they may write, to one they may write; a promotion is a second lead's.
+    promoted_by = permissions.check_change(
+        user, was, {key: after for key, (_before, after) in changes.items()}, evidence=evidence
+    )
+    permissions.check_scope(user, policy)
     promoted = set(changes) == {"mode"} and policy.mode == Policy.Mode.ENFORCE
     data: dict[str, Any] = {"name": policy.name, "version": policy.version + 1, "changes": changes}
     if promoted:
         # The evidence it was promoted on: the latest backtest of the version it was (None when never tested). The
         # policy keeps the link (``evidence``) after its version moves on; the audit log records it too.
-        policy.evidence = latest_backtest(policy, version=policy.version)
-        data["backtest"] = backtest_evidence(policy.evidence)
+        policy.evidence = evidence
+        data["backtest"] = backtest_evidence(evidence)
+        data["promotedBy"] = promoted_by or "staff"
+        author_id = permissions.version_author(was)
+        author = get_user_model().objects.filter(pk=author_id).first() if author_id is not None else None
+        data["versionBy"] = author.get_username() if author is not None else None
     policy.version += 1
     _sync_service_user(policy)
     policy.save()

@@ -3,7 +3,7 @@ held by them meanwhile.
 
 ``away_set`` / ``away_clear`` write it (audited), ``holder_for`` puts the delegate in the place of an away person
 who claims or is assigned an item, and ``delegation_sweep`` (beat) hands over what they hold when the period
-begins. The delegate is a teammate (``check_away``, for the page, the API and the admin alike); the rules of
+begins; each hand-over tells the delegate (``tell_delegate``: a push to their pages and an e-mail). The delegate is a teammate (``check_away``, for the page, the API and the admin alike); the rules of
 deciding hold for them as for anyone (docs/teams.md)."""
 
 from __future__ import annotations
@@ -20,7 +20,13 @@ from inbox.audit.record import Actor, audit
 from inbox.core.errors import ApplicationError
 from inbox.decisions.rules import is_requester, requester_of
 from inbox.live import push as live
-from inbox.models import AwayStatus, InboxItem
+from inbox.models import AwayStatus, InboxItem, Notice, NotificationPreference
+from inbox.teams import outbox
+from inbox.teams.mail import email_message
+from inbox.teams.summaries import item_summary, with_decision_links
+
+# How many of the handed items the delegate's e-mail names, and the push lists (the rest are counted).
+TOLD_AT_MOST = 20
 
 
 def away_of(user: Any, *, now: datetime | None = None) -> AwayStatus | None:
@@ -29,7 +35,7 @@ def away_of(user: Any, *, now: datetime | None = None) -> AwayStatus | None:
         return None
     now = now or timezone.now()
     return (
-        AwayStatus.objects.select_related("delegate")
+        AwayStatus.objects.select_related("delegate", "user")
         .filter(user_id=user.pk, starts_at__lte=now, ends_at__gt=now)
         .first()
     )
@@ -145,17 +151,18 @@ def delegation_note(away: AwayStatus) -> dict[str, str]:
     return {"delegatedFrom": away.user.get_username(), "awayUntil": away.ends_at.isoformat()}
 
 
-def hand_over(*, away: AwayStatus, now: datetime) -> int:
-    """Give the open items ``away.user`` holds to their delegate (or release those the delegate may not hold).
-    Call inside a transaction. Returns how many went to the delegate."""
+def hand_over(*, away: AwayStatus, now: datetime, send: bool = False) -> int:
+    """Give the open items ``away.user`` holds to their delegate (or release those the delegate may not hold), and
+    tell the delegate. Call inside a transaction; ``send``: this process sends the e-mail after the commit (a
+    worker), else the notices' doorbell does. Returns how many went to the delegate."""
     items = list(
         InboxItem.objects.select_for_update(of=("self",))
-        .select_related("run")
+        .select_related("run", "thread")
         .filter(status=InboxItem.Status.OPEN, claimed_by_id=away.user_id)
         .order_by("pk")
     )
     actor = Actor.system("delegation")
-    handed = 0
+    handed: list[InboxItem] = []
     for item in items:
         why = refusal_for(away.delegate, item)
         holder = None if why else away.delegate
@@ -172,7 +179,7 @@ def hand_over(*, away: AwayStatus, now: datetime) -> int:
             )
         else:
             audit(actor=actor, verb="item.delegated", obj=item, data={**data, "to": away.delegate.get_username()})
-            handed += 1
+            handed.append(item)
         live.publish_on_commit(
             live.groups_for(
                 agent_id=item.agent_id, item_id=item.pk, run_id=item.run_id, team_ids=[item.routed_team_id]
@@ -180,7 +187,41 @@ def hand_over(*, away: AwayStatus, now: datetime) -> int:
             "item.claimed",
             {"item": item.pk, "run": item.run_id, "claimedBy": holder.get_username() if holder else None},
         )
-    return handed
+    tell_delegate(away=away, items=handed, send=send)
+    return len(handed)
+
+
+def tell_delegate(*, away: AwayStatus, items: list[InboxItem], send: bool = False) -> None:
+    """The delegate hears that ``items`` are theirs now: an ``items.delegated`` push to their pages, and an
+    e-mail (with one-click decision links bound to them) unless they turned mail off. Written in the hand-over's
+    transaction, sent after its commit."""
+    if not items:
+        return
+    delegate, name = away.delegate, away.user.get_username()
+    until = timezone.localtime(away.ends_at)
+    what = f"“{items[0].short_title}”" if len(items) == 1 else f"{len(items)} items"
+    message = f"{what} {'is' if len(items) == 1 else 'are'} yours while {name} is away (until {until:%Y-%m-%d %H:%M})."
+    live.publish_on_commit(
+        [live.personal_group(delegate.pk)],
+        "items.delegated",
+        {"items": [item.pk for item in items[:TOLD_AT_MOST]], "count": len(items), "from": name, "message": message},
+    )
+    mode = NotificationPreference.objects.filter(user=delegate).values_list("email_mode", flat=True).first()
+    if not delegate.email or mode == NotificationPreference.Mode.OFF:
+        return
+    named = items[:TOLD_AT_MOST]
+    context = {
+        "away": name,
+        "until": until,
+        "count": len(items),
+        "more": len(items) - len(named),
+        "items": [with_decision_links(item_summary(item), item, user=delegate) for item in named],
+    }
+    subject = f"[Inbox] {what} handed to you: {name} is away"
+    notices = outbox.email_notices(
+        Notice.Kind.DELEGATION, [(delegate, email_message(delegate, subject, "delegated", context))]
+    )
+    (outbox.deliver_on_commit if send else outbox.ring_on_commit)(notices)
 
 
 def delegation_sweep(*, now: datetime | None = None) -> int:
@@ -195,7 +236,7 @@ def delegation_sweep(*, now: datetime | None = None) -> int:
     handed = 0
     for away in periods:
         with transaction.atomic():
-            handed += hand_over(away=away, now=now)
+            handed += hand_over(away=away, now=now, send=True)
     return handed
 
 

@@ -13,7 +13,7 @@ from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError, check_open, check_visible
 from inbox.live import push as live
 from inbox.models import InboxItem
-from inbox.teams.away import delegation_note, holder_for
+from inbox.teams.away import away_of, delegation_note, holder_for, tell_delegate
 
 
 def _locked_visible_item(*, item_id: int, user) -> InboxItem:
@@ -46,16 +46,20 @@ def _set_claim(*, item: InboxItem, holder, actor_user, verb: str, note: dict | N
 def item_claim(*, item_id: int, user) -> InboxItem:
     item = _locked_visible_item(item_id=item_id, user=user)
     if access.locked_by_claim(user, item) and item.claimed_by is not None:
-        raise DecisionError(
-            409,
-            "claimed",
-            f"{item.claimed_by.get_username()} already holds this item.",
-            claimedBy=item.claimed_by.get_username(),
-        )
-    # Someone away who claims an item hands it to their delegate (inbox.teams.away).
+        holder = item.claimed_by.get_username()
+        away = away_of(user)
+        if away is not None and away.delegate_id == item.claimed_by_id:
+            message = f"You are away: {holder}, your delegate, holds this item until {away.ends_at:%Y-%m-%d %H:%M}."
+        else:
+            message = f"{holder} already holds this item."
+        raise DecisionError(409, "claimed", message, claimedBy=holder)
+    # Someone away who claims an item hands it to their delegate (inbox.teams.away), who is told.
     holder, away = holder_for(user, item, field="claim")
     note = delegation_note(away) if away else None
-    return _set_claim(item=item, holder=holder, actor_user=user, verb="item.claimed", note=note)
+    item = _set_claim(item=item, holder=holder, actor_user=user, verb="item.claimed", note=note)
+    if away is not None:
+        tell_delegate(away=away, items=[item])
+    return item
 
 
 @transaction.atomic
@@ -97,4 +101,7 @@ def item_assign(*, item_id: int, user, assignee) -> InboxItem:
         )
     holder, away = holder_for(assignee, item)
     note = delegation_note(away) if away else None
-    return _set_claim(item=item, holder=holder, actor_user=user, verb="item.assigned", note=note)
+    item = _set_claim(item=item, holder=holder, actor_user=user, verb="item.assigned", note=note)
+    if away is not None:
+        tell_delegate(away=away, items=[item])
+    return item

@@ -7,8 +7,10 @@ push. The rules and what they change: docs/teams.md. Below: the rules' reads and
 
 from __future__ import annotations
 
+import json
 import logging
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,10 +27,22 @@ from inbox.audit.record import Actor, audit, audit_insert_sql
 from inbox.core.errors import ApplicationError
 from inbox.core.sql import column_of, id_set
 from inbox.live import push as live
-from inbox.models import Escalation, EscalationRule, InboxItem, Notice, NotificationPreference
+from inbox.models import (
+    BusinessHours,
+    Escalation,
+    EscalationRule,
+    InboxItem,
+    Notice,
+    NotificationPreference,
+    TeamWebhook,
+)
 from inbox.teams import outbox
 from inbox.teams.away import away_of
+from inbox.teams.hours import clock_start, hours_of_agent, hours_of_team
+from inbox.teams.hours import is_open as hours_is_open
 from inbox.teams.mail import absolute_url, email_message
+from inbox.teams.summaries import item_summary, with_decision_links
+from inbox.teams.webhooks import WEBHOOK_ITEMS
 
 log = logging.getLogger(__name__)
 
@@ -39,9 +53,19 @@ LIVE_PER_ITEM_LIMIT = 200
 EMAIL_NAMES_AT_MOST = 10
 
 
-def due_items(rule: EscalationRule, *, now: datetime, previous: EscalationRule | None = None) -> QuerySet[InboxItem]:
-    """The open items of the rule's scope that it is time to escalate and that it has not escalated yet."""
+def due_items(
+    rule: EscalationRule,
+    *,
+    now: datetime,
+    previous: EscalationRule | None = None,
+    hours: BusinessHours | None = None,
+) -> QuerySet[InboxItem]:
+    """The open items of the rule's scope that it is time to escalate and that it has not escalated yet. Step 1's
+    clock starts when the item arrived, step 2's when step 1 fired on it; with business ``hours`` the clock counts
+    only working minutes, and nothing is due while the team is closed (``inbox.teams.hours``)."""
     items = InboxItem.objects.filter(status=InboxItem.Status.OPEN)
+    if not hours_is_open(hours, now):
+        return items.none()
     if rule.agent_id is not None:
         items = items.filter(agent_id=rule.agent_id)
     else:
@@ -49,25 +73,39 @@ def due_items(rule: EscalationRule, *, now: datetime, previous: EscalationRule |
         assert rule.team_id is not None  # a rule's scope is its team or its agent (a check constraint)
         agents = Agent.teams.through.objects.filter(group_id=rule.team_id).values("agent_id")
         items = items.filter(Q(routed_team_id=rule.team_id) | Q(routed_team__isnull=True, agent_id__in=agents))
+    fired_before = Escalation.objects.filter(item=OuterRef("pk"), rule_id=previous.pk) if previous else None
     if rule.after_minutes is not None:
-        items = items.filter(created_at__lte=now - timedelta(minutes=rule.after_minutes))
+        start = clock_start(hours, now=now, minutes=rule.after_minutes)
+        if start is None:  # business hours with no working day
+            return items.none()
+        if fired_before is None:
+            items = items.filter(created_at__lte=start)
+        else:  # step 2 gives the previous step its time: its clock starts when that step fired on the item
+            items = items.filter(Exists(fired_before.filter(fired_at__lte=start)))
     else:
         deadline = now + timedelta(minutes=rule.before_deadline_minutes or 0)
         items = items.filter(expires_at__gt=now, expires_at__lte=deadline)
-    if previous is not None:
-        items = items.filter(Exists(Escalation.objects.filter(item=OuterRef("pk"), rule_id=previous.pk)))
+        if fired_before is not None:  # never both steps in one sweep: the previous step's target gets a turn
+            items = items.filter(Exists(fired_before.filter(fired_at__lt=now)))
     return items.exclude(Exists(Escalation.objects.filter(item=OuterRef("pk"), rule_id=rule.pk)))
+
+
+def hours_of_rule(rule: EscalationRule) -> BusinessHours | None:
+    """The business hours a rule's clock keeps: its team's, or its agent's (``inbox.teams.hours``)."""
+    return hours_of_team(rule.team_id) if rule.team_id is not None else hours_of_agent(rule.agent_id or 0)
 
 
 @dataclass(frozen=True)
 class Target:
     """Whom a rule step adds to an item's deciders when it fires: its team or its person, or, while that person is
-    away, the delegate they named (``inbox.teams.away``)."""
+    away, the delegate they named (``inbox.teams.away``). ``already``: they decide the scope's items anyway, so
+    the firing tells them and changes nothing in who may decide."""
 
     team_id: int | None
     user_id: int | None
     label: str
     away: str = ""  # the username of the away person the delegate stands in for
+    already: bool = False
 
     @property
     def groups(self) -> list[str]:
@@ -126,14 +164,22 @@ def _fire_sql(rule: EscalationRule, target: Target, items: QuerySet[InboxItem], 
 
 
 def rule_fire(
-    rule: EscalationRule, *, now: datetime, previous: EscalationRule | None = None, target: Target | None = None
+    rule: EscalationRule,
+    *,
+    now: datetime,
+    previous: EscalationRule | None = None,
+    target: Target | None = None,
+    hours: BusinessHours | None = None,
 ) -> list[int]:
     """Fire one rule step on every item due: the Escalation rows and their AuditEvents, in one statement on
     PostgreSQL. Call inside a transaction. Returns the ids of the items this call escalated."""
     target = target or target_of(rule, now=now)
-    fire_sql, fire_params = _fire_sql(rule, target, due_items(rule, now=now, previous=previous), now)
+    due = due_items(rule, now=now, previous=previous, hours=hours)
+    fire_sql, fire_params = _fire_sql(rule, target, due, now)
     actor = Actor.system("escalation")
     data = {"to": target.label, "why": rule.why, "step": rule.step, "rule": rule.pk}
+    if target.already:
+        data["alreadyDecides"] = True
     quote = connection.ops.quote_name
     items_table = quote(InboxItem._meta.db_table)
     if connection.vendor == "postgresql":
@@ -160,8 +206,9 @@ def rule_fire(
 
 
 def escalation_sweep(*, now: datetime | None = None) -> int:
-    """Beat task body: fire every enabled rule step that is due, step 1 before step 2 (so a chain whose both
-    steps are due climbs both in one sweep), each in its own transaction. Returns how many escalations fired."""
+    """Beat task body: fire every enabled rule step that is due, step 1 before step 2, each in its own
+    transaction. Step 2 counts from step 1's firing, so one sweep never climbs both steps of an item; a rule of a
+    team with business hours fires only while it works. Returns how many escalations fired."""
     now = now or timezone.now()
     rules = list(
         EscalationRule.objects.filter(enabled=True)
@@ -176,12 +223,17 @@ def escalation_sweep(*, now: datetime | None = None) -> int:
             previous = firsts.get((rule.team_id, rule.agent_id))
             if previous is None:  # a second step without an enabled first one never fires
                 continue
+        hours = hours_of_rule(rule)
+        if not hours_is_open(hours, now):
+            continue  # closed: the clock stands still and resumes at opening (``clock_start``)
         target = target_of(rule, now=now)
-        if not _rule_creator_may_grant(rule) and not _target_decides(rule, target):
+        decides = _target_decides(rule, target)
+        if not decides and not _rule_creator_may_grant(rule):
             log.warning("escalation rule %s skipped: %s may not decide its items", rule.pk, target.label)
             continue
+        target = replace(target, already=decides)
         with transaction.atomic():
-            fired = rule_fire(rule, now=now, previous=previous, target=target)
+            fired = rule_fire(rule, now=now, previous=previous, target=target, hours=hours)
             if fired:
                 _announce_on_commit(rule, target, fired, now=now)
         total += len(fired)
@@ -190,11 +242,21 @@ def escalation_sweep(*, now: datetime | None = None) -> int:
     return total
 
 
+def sentence_of(rule: EscalationRule, target: Target, *, now: datetime) -> str:
+    """What the pages say of a firing; a target who decides the items anyway is told that nothing changed."""
+    sentence = f"Escalated to {target.label} at {timezone.localtime(now):%H:%M} — {rule.why}"
+    if target.already:
+        sentence += f" ({target.label} already decides these items: a nudge, no change in who may decide)"
+    return sentence
+
+
 def _announce_on_commit(rule: EscalationRule, target: Target, fired: list[int], *, now: datetime) -> None:
     items = list(
-        InboxItem.objects.filter(pk__in=id_set(fired[: LIVE_PER_ITEM_LIMIT + 1])).select_related("agent").order_by("pk")
+        InboxItem.objects.filter(pk__in=id_set(fired[: LIVE_PER_ITEM_LIMIT + 1]))
+        .select_related("agent", "thread", "run")
+        .order_by("pk")
     )
-    sentence = f"Escalated to {target.label} at {timezone.localtime(now):%H:%M} — {rule.why}"
+    sentence = sentence_of(rule, target, now=now)
     target_groups = target.groups
     if len(fired) <= LIVE_PER_ITEM_LIMIT:
         live.publish_many_on_commit(
@@ -213,24 +275,71 @@ def _announce_on_commit(rule: EscalationRule, target: Target, fired: list[int], 
     else:
         summary = {"count": len(fired), "to": target.label, "message": rule.why}
         live.publish_many_on_commit([([live.STAFF_GROUP, *target_groups], "items.escalated", summary)])
-    recipients = _recipients(target)
-    if not recipients:
-        return
-    named = items[:EMAIL_NAMES_AT_MOST]
-    context = {
-        "rule": rule,
-        "target": target,
-        "count": len(fired),
-        "more": len(fired) - len(named),
-        "items": [{"item": item, "url": absolute_url(item.get_absolute_url())} for item in named],
-    }
-    what = named[0].short_title if len(fired) == 1 else f"{len(fired)} items"
-    subject = f"[Inbox] Escalated to {target.label}: {what}"
     # The notices are rows of the firing's transaction: a worker killed after the commit leaves them to the sweep.
-    notices = outbox.email_notices(
-        Notice.Kind.ESCALATION, [(user, email_message(user, subject, "escalated", context)) for user in recipients]
-    )
+    notices = _webhook_notices(rule, target, items, count=len(fired), sentence=sentence)
+    recipients = _recipients(target)
+    named = items[:EMAIL_NAMES_AT_MOST]
+    if recipients:
+        context = {
+            "rule": rule,
+            "target": target,
+            "count": len(fired),
+            "more": len(fired) - len(named),
+            "items": [{"item": item, "url": absolute_url(item.get_absolute_url())} for item in named],
+        }
+        what = named[0].short_title if len(fired) == 1 else f"{len(fired)} items"
+        subject = f"[Inbox] Escalated to {target.label}: {what}"
+        notices += outbox.email_notices(
+            Notice.Kind.ESCALATION,
+            [(user, email_message(user, subject, "escalated", context)) for user in recipients],
+        )
     outbox.deliver_on_commit(notices)
+
+
+def webhook_teams(rule: EscalationRule, target: Target) -> list[int]:
+    """Whose webhooks hear of a firing: the target team's; for a person, the team (or the agent's teams) whose
+    items they are, so its channel sees who was called."""
+    if target.team_id is not None:
+        return [target.team_id]
+    if rule.team_id is not None:
+        return [rule.team_id]
+    return list(Agent.teams.through.objects.filter(agent_id=rule.agent_id or 0).values_list("group_id", flat=True))
+
+
+def _webhook_notices(
+    rule: EscalationRule, target: Target, items: list[InboxItem], *, count: int, sentence: str
+) -> list[Notice]:
+    notices = []
+    hooks = TeamWebhook.objects.filter(team__in=webhook_teams(rule, target), enabled=True).select_related("team")
+    for webhook in hooks:
+        key = uuid.uuid4()
+        listed = items[:WEBHOOK_ITEMS]
+        summaries = [with_decision_links(item_summary(item), item, team_id=webhook.team_id) for item in listed]
+        lines = [f"{count} item(s) of {rule.scope_label} escalated to {target.label}: {rule.why}."]
+        if target.already:
+            lines.append(f"{target.label} already decides these items: a nudge, no change in who may decide.")
+        lines += [
+            f"• {s['toolName'] or s['reason']}: {s['message'] or s['interruptId']} — {s['url']}" for s in summaries
+        ]
+        if count > len(listed):
+            lines.append(f"…and {count - len(listed)} more")
+        body = {
+            "event": "items.escalated",
+            "deliveryId": str(key),
+            "team": webhook.team.name,
+            "scope": rule.scope_label,
+            "step": rule.step,
+            "to": target.label,
+            "why": rule.why,
+            "alreadyDecides": target.already,
+            "message": sentence,
+            "count": count,
+            "items": summaries,
+            "text": "\n".join(lines),
+        }
+        data = json.dumps(body, ensure_ascii=False).encode()
+        notices.append(outbox.webhook_notice(Notice.Kind.ESCALATION, webhook, data, key=key, event="items.escalated"))
+    return notices
 
 
 def _recipients(target: Target) -> list[Any]:

@@ -20,18 +20,20 @@ from inbox.expiry.services import AUDIT_BATCH
 from inbox.live import push as live
 from inbox.models import AuditEvent, InboxItem, Notice, NotificationPreference, Snooze
 from inbox.teams import outbox
+from inbox.teams.hours import closed_items_q
 from inbox.teams.mail import email_message
 from inbox.teams.summaries import item_summary, with_decision_links
 
 
 def reminders_send(*, now: datetime | None = None) -> int:
-    """Beat task body: claim every open item that expires within the lead time and was not reminded
-    yet and write its approvers' email notices, then (after commit) send them and push ``item.reminder``. Returns how many items."""
+    """Beat task body: claim every open item that expires within the lead time and was not reminded yet (and whose
+    team works now, ``inbox.teams.hours``) and write its approvers' email notices, then (after commit) send them
+    and push ``item.reminder``. Returns how many items."""
     now = now or timezone.now()
     lead = timedelta(seconds=settings.INBOX_REMINDER_LEAD_SECONDS)
     due = InboxItem.objects.filter(
         status=InboxItem.Status.OPEN, reminder_sent_at__isnull=True, expires_at__gt=now, expires_at__lte=now + lead
-    )
+    ).exclude(closed_items_q(now=now))  # a team outside its business hours is reminded when it opens
     with transaction.atomic():
         rows = update_returning(
             due,

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.http import HttpRequest, QueryDict
 from django.middleware.csrf import get_token
 from django.template import loader
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import Truncator
@@ -39,6 +40,7 @@ LIST_EVENTS = frozenset(
         "item.claimed",
         "item.reminder",
         "item.escalated",
+        "items.delegated",
     }
 )
 VIEWS = ("list", "item", "run", "page")
@@ -176,7 +178,7 @@ def _list_parts(view: LiveView, user: Any, events: list[Event], full: bool) -> R
         render_to_string("inbox/_list_empty.html", context),
         render_to_string("inbox/_list_pager.html", context),
     ]
-    parts += [_toast(payload) for event, payload in events if event == "item.reminder"]
+    parts += [_toast(event, payload) for event, payload in events if event in TOAST_EVENTS]
     if not full:
         parts.append(_announcement(context["items"], events))
     return Rendered("".join(parts))
@@ -230,16 +232,25 @@ def _announcement(shown: Any, events: list[Event]) -> str:
 # --- other pages: reminders as toasts -------------------------------------------------------------
 
 
+# A reminder, and items handed to the viewer as someone's delegate (``inbox.teams.away.tell_delegate``).
+TOAST_EVENTS = frozenset({"item.reminder", "items.delegated"})
+
+
 def _page(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendered:
-    return Rendered("".join(_toast(payload) for event, payload in events if event == "item.reminder"))
+    return Rendered("".join(_toast(event, payload) for event, payload in events if event in TOAST_EVENTS))
 
 
-def _toast(payload: dict[str, Any]) -> str:
-    item = InboxItem(pk=payload["item"])
+def _toast(event: str, payload: dict[str, Any]) -> str:
+    if event == "items.delegated":
+        items = payload.get("items") or []
+        url = InboxItem(pk=items[0]).get_absolute_url() if len(items) == 1 else reverse("inbox:list")
+        prefix = f"{payload.get('from', '')} is away: "
+    else:
+        url, prefix = InboxItem(pk=payload["item"]).get_absolute_url(), "Reminder: "
     return format_html(
-        '<div id="live-toasts" hx-swap-oob="beforeend"><div class="live-toast"><a href="{}">Reminder: {}</a></div>'
-        "</div>",
-        item.get_absolute_url(),
+        '<div id="live-toasts" hx-swap-oob="beforeend"><div class="live-toast"><a href="{}">{}{}</a></div></div>',
+        url,
+        prefix,
         payload.get("message", ""),
     )
 

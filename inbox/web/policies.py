@@ -1,4 +1,5 @@
-"""Staff pages for auto-decision policies: the ordered list with each policy's stats, create, edit, a
+"""The pages of auto-decision policies, for staff and team leads (a lead sees the policies of the teams they
+lead: ``inbox.policies.permissions``): the ordered list with each policy's stats, create, edit, a
 policy's page (what it matched, next to what people decided) with Promote, the stats page, and backtests (run
 from the policy's page on its saved version or from its form on the unsaved values; a page per backtest)."""
 
@@ -10,6 +11,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -19,14 +21,29 @@ from inbox.core.errors import ApplicationError
 from inbox.decisions.rules import DecisionError
 from inbox.models import InboxItem
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest
-from inbox.policies import selectors
+from inbox.policies import permissions, selectors
 from inbox.policies.backtest import backtest_start, backtest_start_set
 from inbox.policies.forms import PolicyForm
 from inbox.policies.services import policy_create, policy_promote, policy_update
 
 
+def policy_manager_required(view: Any) -> Any:
+    """Logged in (else the login page) and staff or a team lead (else a 404, as for anything a user may not
+    see); a lead sees only the policies of the teams they lead (``inbox.policies.permissions``)."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not permissions.may_manage_policies(request.user):
+            raise Http404("No such page.")
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
 def staff_member_required(view: Any) -> Any:
-    """Logged in (else the login page) and staff (else a 404, as for anything a user may not see)."""
+    """Logged in (else the login page) and staff (else a 404): backtests of the enforced policies in order read
+    every enforced policy, not only a lead's."""
 
     @login_required
     @wraps(view)
@@ -38,32 +55,43 @@ def staff_member_required(view: Any) -> Any:
     return wrapped
 
 
-@staff_member_required
+def _mine(request: HttpRequest) -> QuerySet[Policy]:
+    return selectors.policy_list().filter(pk__in=permissions.policies_managed_by(request.user).values("pk"))
+
+
+def _managed(request: HttpRequest, pk: int) -> Policy:
+    managed = permissions.policies_managed_by(request.user).select_related("agent", "team", "route_team", "evidence")
+    return get_object_or_404(managed, pk=pk)
+
+
+@policy_manager_required
 def policy_list(request: HttpRequest) -> HttpResponse:
-    policies = list(selectors.policy_list())
+    policies = list(_mine(request))
     stats = {row.policy.pk: row for row in selectors.policy_stats(policies)}
     rows = [(policy, stats[policy.pk]) for policy in policies]
     context = {
         "rows": rows,
-        "set_backtests": list(selectors.set_backtests()[:5]),
+        "set_backtests": list(selectors.set_backtests()[:5]) if request.user.is_staff else [],
         "days": limits.BACKTEST_DEFAULT_DAYS,
         "max_days": limits.MAX_BACKTEST_DAYS,
     }
     return render(request, "policies/list.html", context)
 
 
-@staff_member_required
+@policy_manager_required
 def policy_stats(request: HttpRequest) -> HttpResponse:
-    return render(request, "policies/stats.html", {"stats": selectors.policy_stats(list(selectors.policy_list()))})
+    return render(request, "policies/stats.html", {"stats": selectors.policy_stats(list(_mine(request)))})
 
 
 def _form_page(request: HttpRequest, form: PolicyForm, policy: Policy | None, status: int = 200) -> HttpResponse:
+    form.limit_to(request.user)
     context = {"form": form, "policy": policy, "default_days": limits.BACKTEST_DEFAULT_DAYS}
     return render(request, "policies/form.html", {**context, "max_days": limits.MAX_BACKTEST_DAYS}, status=status)
 
 
 def _save(request: HttpRequest, policy: Policy | None) -> HttpResponse:
     form = PolicyForm(request.POST or None, instance=policy or Policy())
+    form.limit_to(request.user)
     if request.method == "POST" and form.is_valid():
         try:
             if policy is None:
@@ -79,18 +107,22 @@ def _save(request: HttpRequest, policy: Policy | None) -> HttpResponse:
     return _form_page(request, form, policy, status=400 if request.method == "POST" else 200)
 
 
-@staff_member_required
+@policy_manager_required
 def policy_new(request: HttpRequest) -> HttpResponse:
     return _save(request, None)
 
 
-@staff_member_required
+@policy_manager_required
 def policy_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    return _save(request, get_object_or_404(Policy, pk=pk))
+    return _save(request, _managed(request, pk))
 
 
 def _detail_page(
-    request: HttpRequest, policy: Policy, error: ApplicationError | None = None, days: str = ""
+    request: HttpRequest,
+    policy: Policy,
+    error: ApplicationError | None = None,
+    days: str = "",
+    promote_error: ApplicationError | None = None,
 ) -> HttpResponse:
     matches = selectors.recent_matches(policy)
     context = {
@@ -101,27 +133,28 @@ def _detail_page(
             for match in matches
         ],
         "backtests": selectors.recent_backtests(policy),
-        "set_backtests": selectors.set_backtests_with(policy),
+        "set_backtests": selectors.set_backtests_with(policy) if request.user.is_staff else [],
         "evidence": selectors.latest_backtest(policy),
         "promoted_on": policy.evidence,
         "backtest_error": error,
+        "promote_error": promote_error,
         "days": days or limits.BACKTEST_DEFAULT_DAYS,
         "max_days": limits.MAX_BACKTEST_DAYS,
     }
-    return render(request, "policies/detail.html", context, status=error.status if error else 200)
+    failed = error or promote_error
+    return render(request, "policies/detail.html", context, status=failed.status if failed else 200)
 
 
-@staff_member_required
+@policy_manager_required
 def policy_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    policies = Policy.objects.select_related("agent", "team", "route_team", "evidence")
-    return _detail_page(request, get_object_or_404(policies, pk=pk))
+    return _detail_page(request, _managed(request, pk))
 
 
-@staff_member_required
+@policy_manager_required
 @require_POST
 def policy_backtest_start(request: HttpRequest, pk: int) -> HttpResponse:
     """Backtest the saved version (the policy's page) or the form's unsaved values (``draft``, its edit page)."""
-    policy = get_object_or_404(Policy.objects.select_related("agent", "team", "route_team"), pk=pk)
+    policy = _managed(request, pk)
     days = request.POST.get("days", "")
     if not request.POST.get("draft"):
         try:
@@ -130,6 +163,7 @@ def policy_backtest_start(request: HttpRequest, pk: int) -> HttpResponse:
             return _detail_page(request, policy, error, days)
         return redirect(backtest)
     form = PolicyForm(request.POST, instance=Policy.objects.get(pk=pk))
+    form.limit_to(request.user)
     if not form.is_valid():
         return _form_page(request, form, policy, status=400)
     try:
@@ -153,11 +187,11 @@ def _subject_label(subject: Any) -> str:
         return str(subject)
 
 
-@staff_member_required
+@policy_manager_required
 def policy_backtest(request: HttpRequest, pk: int, backtest_pk: int) -> HttpResponse:
     """A backtest: its progress (the page reloads itself) until it is done, then what it found."""
     backtest = get_object_or_404(
-        PolicyBacktest.objects.select_related("policy", "requested_by"), pk=backtest_pk, policy_id=pk
+        PolicyBacktest.objects.select_related("policy", "requested_by"), pk=backtest_pk, policy=_managed(request, pk)
     )
     return _backtest_page(request, backtest)
 
@@ -220,10 +254,13 @@ def _backtest_page(request: HttpRequest, backtest: PolicyBacktest) -> HttpRespon
     return render(request, template, context)
 
 
-@staff_member_required
+@policy_manager_required
 @require_POST
 def policy_promote_view(request: HttpRequest, pk: int) -> HttpResponse:
-    policy = get_object_or_404(Policy, pk=pk)
-    promoted = policy_promote(user=request.user, policy_id=policy.pk)
+    policy = _managed(request, pk)
+    try:
+        promoted = policy_promote(user=request.user, policy_id=policy.pk)
+    except ApplicationError as error:  # a lead who wrote this version, or no backtest of it yet
+        return _detail_page(request, policy, promote_error=error)
     messages.success(request, f"Policy “{promoted.name}” now decides (enforce, version {promoted.version}).")
     return redirect(promoted)

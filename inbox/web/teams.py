@@ -24,7 +24,7 @@ from inbox.core.paging import BoundedPaginator
 from inbox.limits import LIST_COUNT_LIMIT, MAX_ESCALATION_MINUTES
 from inbox.listing import detail
 from inbox.models import InboxItem, NotificationPreference, Run
-from inbox.teams import away, claims, comments, escalations, outbox, preferences, snooze
+from inbox.teams import away, claims, comments, escalations, hours, outbox, preferences, snooze
 from inbox.web.pages import item_or_404, item_page, list_filters_of, run_or_404, run_page, then_next
 
 
@@ -301,11 +301,67 @@ class EscalationRuleForm(forms.Form):
 RULE_FORM_FIELDS = {"team": "scope", "agent": "scope", "step": "step", "toUser": "to_user", "toTeam": "to_team"}
 
 
+class HoursForm(forms.Form):
+    """A team's business hours (``inbox.teams.hours``): staff's for any team, a lead's for the teams they lead."""
+
+    team = forms.ModelChoiceField(label="Team", queryset=Group.objects.none())
+    days = forms.MultipleChoiceField(
+        label="Days",
+        choices=[("1", "Mon"), ("2", "Tue"), ("3", "Wed"), ("4", "Thu"), ("5", "Fri"), ("6", "Sat"), ("7", "Sun")],
+        widget=forms.CheckboxSelectMultiple,
+        initial=["1", "2", "3", "4", "5"],
+        required=False,
+    )
+    opens = forms.TimeField(label="Opens", widget=forms.TimeInput(attrs={"type": "time"}, format="%H:%M"))
+    closes = forms.TimeField(label="Closes", widget=forms.TimeInput(attrs={"type": "time"}, format="%H:%M"))
+    time_zone = forms.CharField(label="Time zone", max_length=64, initial="UTC")
+    clear = forms.BooleanField(label="Around the clock (no business hours)", required=False)
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ModelChoiceField, self.fields["team"]).queryset = hours.teams_whose_hours(user)
+        self.initial.setdefault("opens", "09:00")
+        self.initial.setdefault("closes", "17:00")
+
+
+# The service's field names as the hours form's.
+HOURS_FORM_FIELDS = {"days": "days", "timeZone": "time_zone", "closes": "closes", "team": "team"}
+
+
+def _save_hours(request: HttpRequest, form: HoursForm) -> bool:
+    data = form.cleaned_data
+    try:
+        if data["clear"]:
+            hours.hours_clear(user=request.user, team=data["team"])
+            messages.success(request, f"{data['team'].name} works around the clock: no business hours.")
+            return True
+        saved = hours.hours_set(
+            user=request.user,
+            team=data["team"],
+            days="".join(data["days"]),
+            opens=data["opens"],
+            closes=data["closes"],
+            time_zone=data["time_zone"].strip(),
+        )
+    except ApplicationError as error:
+        form.add_error(HOURS_FORM_FIELDS.get(error.field or ""), error.message.split(": ", 1)[-1])
+        return False
+    messages.success(request, f"Business hours of {data['team'].name}: {hours.hours_words(saved)}.")
+    return True
+
+
 @login_required
 def escalation_settings(request: HttpRequest) -> HttpResponse:
-    """The escalation rules you may change (your teams' and your agents'; staff: all), and a form to add one."""
-    form = EscalationRuleForm(request.POST or None, user=request.user)
-    if request.method == "POST" and form.is_valid():
+    """The escalation rules you may change (your teams' and your agents'; staff: all), and a form to add one; the
+    business hours of the teams you lead (staff: all), and a form to set them."""
+    posted = request.POST if request.method == "POST" else None
+    hours_posted = posted is not None and posted.get("form") == "hours"
+    form = EscalationRuleForm(None if hours_posted else posted, user=request.user)
+    hours_form = HoursForm(posted if hours_posted else None, user=request.user)
+    if hours_posted:
+        if hours_form.is_valid() and _save_hours(request, hours_form):
+            return redirect("inbox:escalation_settings")
+    elif request.method == "POST" and form.is_valid():
         try:
             rule = escalations.escalation_rule_create(actor=request.user, fields=form.rule_fields())
         except ApplicationError as error:
@@ -314,9 +370,24 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Escalation rule added: {rule.why}, add {rule.target_label}.")
             messages.info(request, escalations.rule_note(rule))
             return redirect("inbox:escalation_settings")
-    rules = escalations.rules_visible_to(request.user).select_related("created_by")
-    status = 400 if form.errors else 200
-    return render(request, "audit/escalation_rules.html", {"form": form, "rules": rules}, status=status)
+    rules = [
+        (rule, escalations.rule_note(rule))
+        for rule in escalations.rules_visible_to(request.user).select_related("created_by")
+    ]
+    teams = hours.teams_whose_hours(request.user)
+    kept = [
+        (team, hours.hours_words(team.inbox_hours))
+        for team in teams.filter(inbox_hours__isnull=False).select_related("inbox_hours")
+    ]
+    context = {
+        "form": form,
+        "rules": rules,
+        "hours_form": hours_form,
+        "team_hours": kept,
+        "may_set_hours": teams.exists(),
+    }
+    status = 400 if form.errors or hours_form.errors else 200
+    return render(request, "audit/escalation_rules.html", context, status=status)
 
 
 @login_required

@@ -185,14 +185,24 @@ def test_the_second_step_goes_up_the_chain_only_after_the_first(stored_run, cloc
     ceo = UserFactory(username="ceo")
     second = EscalationRule.objects.create(team=team, step=2, after_minutes=20, to_user=ceo, created_by=granter())
     item = stored_run("t-1", "r-1", 120).items.get()
+    client = Client()
+    client.force_login(ceo)
     clock.shift(timedelta(minutes=25))  # step 2's time has come, but step 1 has not fired
     assert escalation_sweep() == 0
 
-    clock.shift(timedelta(minutes=5))
-    assert escalation_sweep() == 2  # step 1, then step 2 in the same sweep
-    assert list(Escalation.objects.order_by("step").values_list("rule_id", flat=True)) == [rule.pk, second.pk]
-    client = Client()
-    client.force_login(ceo)
+    # An item older than both steps: step 1 fires, and step 2 waits its own 20 minutes from then.
+    clock.shift(timedelta(minutes=35))
+    assert escalation_sweep() == 1
+    assert list(Escalation.objects.values_list("rule_id", flat=True)) == [rule.pk]
+    assert client.get(item.get_absolute_url()).status_code == 404
+
+    clock.shift(timedelta(minutes=20) - timedelta(microseconds=1))
+    assert escalation_sweep() == 0
+    clock.shift(timedelta(microseconds=1))
+    assert escalation_sweep() == 1
+    first, then = Escalation.objects.order_by("step")
+    assert [first.rule_id, then.rule_id] == [rule.pk, second.pk]
+    assert then.fired_at - first.fired_at == timedelta(minutes=20)
     assert client.get(item.get_absolute_url()).status_code == 200
 
 

@@ -1,6 +1,7 @@
 """The access matrix: for every URL pattern (keyed by URL name, or route) and API operation (``METHOD /path``),
 never by the module serving it, the status each role gets (roles and objects: ``test_access_matrix.world``;
-what the statuses mean: docs/security.md, section 10). It lives with the tests because only they and the docs
+what the statuses mean: docs/security.md, section 10). ``lead`` is a member of the approver's team who leads it:
+unless a row says otherwise, they get what the approver gets. It lives with the tests because only they and the docs
 read it (``python -m tests.security.access_matrix`` prints the docs' table); nothing at run time does."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-ROLES = ("anonymous", "agent", "approver", "other", "delegate", "staff")
+ROLES = ("anonymous", "agent", "approver", "other", "delegate", "staff", "lead")
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,11 @@ class Row:
         return dict(zip(ROLES, self.expect, strict=True))
 
 
-def S(anonymous: int, agent: int, approver: int, other: int, delegate: int, staff: int) -> tuple[int, ...]:  # noqa: N802
-    return (anonymous, agent, approver, other, delegate, staff)
+def S(  # noqa: N802
+    anonymous: int, agent: int, approver: int, other: int, delegate: int, staff: int, lead: int | None = None
+) -> tuple[int, ...]:
+    """One status per role; a team lead (``lead``) gets what an approver of the team gets unless told."""
+    return (anonymous, agent, approver, other, delegate, staff, approver if lead is None else lead)
 
 
 LOGIN = 302  # a page asks to sign in (anonymous, and an agent's token, which pages do not read)
@@ -65,8 +69,16 @@ PAGES: list[Row] = [
     Row("inbox:list", "GET", "/inbox/", S(LOGIN, LOGIN, 200, 200, 200, 200)),
     Row("inbox:rows", "GET", "/inbox/rows/", S(LOGIN, LOGIN, 200, 200, 200, 200)),
     Row("inbox:saved_views", "GET", "/inbox/views/", S(LOGIN, LOGIN, 200, 200, 200, 200)),
-    Row("inbox:saved_view", "POST", "/inbox/views/{view}/", S(LOGIN, LOGIN, 302, 404, 404, 404), body={"name": "x"}),
-    Row("inbox:saved_view_delete", "POST", "/inbox/views/{view}/delete/", S(LOGIN, LOGIN, 302, 404, 404, 404)),
+    Row(
+        "inbox:saved_view",
+        "POST",
+        "/inbox/views/{view}/",
+        S(LOGIN, LOGIN, 302, 404, 404, 404, lead=404),
+        body={"name": "x"},
+    ),
+    Row(
+        "inbox:saved_view_delete", "POST", "/inbox/views/{view}/delete/", S(LOGIN, LOGIN, 302, 404, 404, 404, lead=404)
+    ),
     Row("inbox:item", "GET", "/inbox/items/{item}/", S(LOGIN, LOGIN, 200, 404, 200, 200)),
     Row(
         "inbox:item_decide",
@@ -118,7 +130,7 @@ PAGES: list[Row] = [
         "inbox:decision_link",
         "GET",
         "/inbox/decide/{link}/",
-        S(LOGIN, LOGIN, 200, 403, 403, 403),
+        S(LOGIN, LOGIN, 200, 403, 403, 403, lead=403),
         note="a link e-mailed to alice; anyone else's use is refused, and a person who left the team gets 404",
     ),
     Row("inbox:bulk_decide", "POST", "/inbox/bulk/", S(LOGIN, LOGIN, 302, 302, 302, 302), body={"action": "approve"}),
@@ -154,37 +166,51 @@ PAGES: list[Row] = [
         "inbox:policies",
         "GET",
         "/policies/",
-        S(LOGIN, LOGIN, 404, 404, 404, 200),
-        note="staff's pages: 404 to anyone else",
+        S(LOGIN, LOGIN, 404, 404, 404, 200, lead=200),
+        note="staff's and team leads' pages (a lead's teams' policies): 404 to anyone else",
     ),
-    Row("inbox:policy_new", "GET", "/policies/new/", S(LOGIN, LOGIN, 404, 404, 404, 200)),
-    Row("inbox:policy_stats", "GET", "/policies/stats/", S(LOGIN, LOGIN, 404, 404, 404, 200)),
-    Row("inbox:policy", "GET", "/policies/{policy}/", S(LOGIN, LOGIN, 404, 404, 404, 200)),
-    Row("inbox:policy_edit", "GET", "/policies/{policy}/edit/", S(LOGIN, LOGIN, 404, 404, 404, 200)),
-    Row("inbox:policy_promote", "POST", "/policies/{policy}/promote/", S(LOGIN, LOGIN, 404, 404, 404, 302)),
+    Row("inbox:policy_new", "GET", "/policies/new/", S(LOGIN, LOGIN, 404, 404, 404, 200, lead=200)),
+    Row("inbox:policy_stats", "GET", "/policies/stats/", S(LOGIN, LOGIN, 404, 404, 404, 200, lead=200)),
+    Row("inbox:policy", "GET", "/policies/{policy}/", S(LOGIN, LOGIN, 404, 404, 404, 200, lead=200)),
+    Row("inbox:policy_edit", "GET", "/policies/{policy}/edit/", S(LOGIN, LOGIN, 404, 404, 404, 200, lead=200)),
+    Row(
+        "inbox:policy_promote",
+        "POST",
+        "/policies/{policy}/promote/",
+        S(LOGIN, LOGIN, 404, 404, 404, 302, lead=302),
+        note="lena did not write the version and it has a backtest: a second lead may promote it",
+    ),
     Row(
         "inbox:policy_backtest_start",
         "POST",
         "/policies/{policy}/backtests/",
-        S(LOGIN, LOGIN, 404, 404, 404, 302),
+        S(LOGIN, LOGIN, 404, 404, 404, 302, lead=302),
         body={"days": "30"},
     ),
     Row(
-        "inbox:policy_backtest", "GET", "/policies/{policy}/backtests/{backtest}/", S(LOGIN, LOGIN, 404, 404, 404, 200)
+        "inbox:policy_backtest",
+        "GET",
+        "/policies/{policy}/backtests/{backtest}/",
+        S(LOGIN, LOGIN, 404, 404, 404, 200, lead=200),
     ),
     Row(
         "inbox:policy_set_backtest_start",
         "POST",
         "/policies/backtests/",
-        S(LOGIN, LOGIN, 404, 404, 404, 302),
+        S(LOGIN, LOGIN, 404, 404, 404, 302, lead=404),
         body={"days": "30", "policy": "{policy}"},
-        note="the enforced policies in order, with a shadow one",
+        note="the enforced policies in order, with a shadow one: staff only (it reads every enforced policy)",
     ),
-    Row("inbox:policy_set_backtest", "GET", "/policies/backtests/{set_backtest}/", S(LOGIN, LOGIN, 404, 404, 404, 200)),
+    Row(
+        "inbox:policy_set_backtest",
+        "GET",
+        "/policies/backtests/{set_backtest}/",
+        S(LOGIN, LOGIN, 404, 404, 404, 200, lead=404),
+    ),
     Row("agents:list", "GET", "/agents/", S(LOGIN, LOGIN, 200, 200, 200, 200), note="each sees their teams' agents"),
     Row("agents:detail", "GET", "/agents/{agent}/", S(LOGIN, LOGIN, 200, 404, 200, 200)),
     Row("agents:settings", "POST", "/agents/{agent}/settings/", S(LOGIN, LOGIN, 403, 404, 403, 400)),
-    Row("agents:start", "GET", "/agents/{agent}/starts/{start}/", S(LOGIN, LOGIN, 200, 404, 404, 404)),
+    Row("agents:start", "GET", "/agents/{agent}/starts/{start}/", S(LOGIN, LOGIN, 200, 404, 404, 404, lead=404)),
     Row("agents:enabled", "POST", "/agents/{agent}/enabled/", S(LOGIN, LOGIN, 403, 404, 403, 400)),
     Row("agents:tokens", "POST", "/agents/{agent}/tokens/", S(LOGIN, LOGIN, 403, 404, 403, 400)),
 ]
@@ -230,7 +256,7 @@ OPERATIONS: list[Row] = [
         "GET /api/v1/agents/{slug}/starts/{id}",
         "GET",
         "/api/v1/agents/{agent}/starts/{start}",
-        S(401, 401, 200, 404, 404, 404),
+        S(401, 401, 200, 404, 404, 404, lead=404),
         note="only the person who started it",
     ),
     Row("GET /api/v1/away", "GET", "/api/v1/away", S(401, 401, 404, 404, 404, 404), note="one's own status"),
@@ -250,7 +276,7 @@ OPERATIONS: list[Row] = [
         "/api/v1/escalation-rules",
         S(401, 401, 403, 400, 403, 201),
         body={"agent": "{agent}", "step": 2, "afterMinutes": 60, "toUser": "carol"},
-        note="to carol, of another team: a grant of access, staff's alone (carol sees no such agent: 400)",
+        note="to carol, of another team: a grant of access, staff's alone, not a team lead's (carol sees no such agent: 400)",
     ),
     Row("GET /api/v1/escalation-rules/{id}", "GET", "/api/v1/escalation-rules/{rule}", S(401, 401, 200, 404, 200, 200)),
     Row(
@@ -329,46 +355,73 @@ OPERATIONS: list[Row] = [
         note="each sees their agents' figures",
     ),
     Row("GET /api/v1/notices", "GET", "/api/v1/notices", S(401, 401, 200, 200, 200, 200), note="one's own notices"),
-    Row("GET /api/v1/policies", "GET", "/api/v1/policies", S(401, 401, 403, 403, 403, 200), note="staff's"),
-    Row("POST /api/v1/policies", "POST", "/api/v1/policies", S(401, 401, 403, 403, 403, 400), body={}),
-    Row("GET /api/v1/policies/{id}", "GET", "/api/v1/policies/{policy}", S(401, 401, 403, 403, 403, 200)),
-    Row("PATCH /api/v1/policies/{id}", "PATCH", "/api/v1/policies/{policy}", S(401, 401, 403, 403, 403, 200), body={}),
+    Row(
+        "GET /api/v1/policies",
+        "GET",
+        "/api/v1/policies",
+        S(401, 401, 403, 403, 403, 200, lead=200),
+        note="staff's, and a team lead's for the teams they lead",
+    ),
+    Row("POST /api/v1/policies", "POST", "/api/v1/policies", S(401, 401, 403, 403, 403, 400, lead=400), body={}),
+    Row("GET /api/v1/policies/{id}", "GET", "/api/v1/policies/{policy}", S(401, 401, 403, 403, 403, 200, lead=200)),
+    Row(
+        "PATCH /api/v1/policies/{id}",
+        "PATCH",
+        "/api/v1/policies/{policy}",
+        S(401, 401, 403, 403, 403, 200, lead=200),
+        body={},
+    ),
     Row(
         "POST /api/v1/policies/{id}/backtests",
         "POST",
         "/api/v1/policies/{policy}/backtests",
-        S(401, 401, 403, 403, 403, 201),
+        S(401, 401, 403, 403, 403, 201, lead=201),
         body={},
     ),
     Row(
         "GET /api/v1/policies/{id}/backtests/{backtest_pk}",
         "GET",
         "/api/v1/policies/{policy}/backtests/{backtest}",
-        S(401, 401, 403, 403, 403, 200),
+        S(401, 401, 403, 403, 403, 200, lead=200),
     ),
     Row(
         "GET /api/v1/policies/{id}/backtests",
         "GET",
         "/api/v1/policies/{policy}/backtests",
-        S(401, 401, 403, 403, 403, 200),
+        S(401, 401, 403, 403, 403, 200, lead=200),
     ),
     Row(
-        "GET /api/v1/policies/{id}/matches", "GET", "/api/v1/policies/{policy}/matches", S(401, 401, 403, 403, 403, 200)
+        "GET /api/v1/policies/{id}/matches",
+        "GET",
+        "/api/v1/policies/{policy}/matches",
+        S(401, 401, 403, 403, 403, 200, lead=200),
     ),
-    Row("GET /api/v1/policies/stats", "GET", "/api/v1/policies/stats", S(401, 401, 403, 403, 403, 200)),
-    Row("GET /api/v1/policies/backtests", "GET", "/api/v1/policies/backtests", S(401, 401, 403, 403, 403, 200)),
+    Row(
+        "GET /api/v1/policies/stats",
+        "GET",
+        "/api/v1/policies/stats",
+        S(401, 401, 403, 403, 403, 200, lead=200),
+        note="the policies the caller manages (a lead: their teams')",
+    ),
+    Row(
+        "GET /api/v1/policies/backtests",
+        "GET",
+        "/api/v1/policies/backtests",
+        S(401, 401, 403, 403, 403, 200, lead=403),
+        note="the enforced policies in order: staff only",
+    ),
     Row(
         "POST /api/v1/policies/backtests",
         "POST",
         "/api/v1/policies/backtests",
-        S(401, 401, 403, 403, 403, 201),
+        S(401, 401, 403, 403, 403, 201, lead=403),
         body={"policy": "{policy}"},
     ),
     Row(
         "GET /api/v1/policies/backtests/{backtest_pk}",
         "GET",
         "/api/v1/policies/backtests/{set_backtest}",
-        S(401, 401, 403, 403, 403, 200),
+        S(401, 401, 403, 403, 403, 200, lead=403),
     ),
     Row(
         "POST /api/v1/runs",
@@ -401,15 +454,21 @@ OPERATIONS: list[Row] = [
         S(401, 401, 201, 201, 201, 201),
         body={"name": "Another", "query": "tab=all"},
     ),
-    Row("GET /api/v1/views/{id}", "GET", "/api/v1/views/{view}", S(401, 401, 200, 404, 404, 404), note="alice's view"),
+    Row(
+        "GET /api/v1/views/{id}",
+        "GET",
+        "/api/v1/views/{view}",
+        S(401, 401, 200, 404, 404, 404, lead=404),
+        note="alice's view",
+    ),
     Row(
         "PATCH /api/v1/views/{id}",
         "PATCH",
         "/api/v1/views/{view}",
-        S(401, 401, 200, 404, 404, 404),
+        S(401, 401, 200, 404, 404, 404, lead=404),
         body={"name": "Renamed"},
     ),
-    Row("DELETE /api/v1/views/{id}", "DELETE", "/api/v1/views/{view}", S(401, 401, 204, 404, 404, 404)),
+    Row("DELETE /api/v1/views/{id}", "DELETE", "/api/v1/views/{view}", S(401, 401, 204, 404, 404, 404, lead=404)),
 ]
 
 # Every route under one of these prefixes is one row: the Django admin (staff only, per-model permissions).

@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from inbox.decisions.links import make_token
 from inbox.listing.saved_views import saved_view_create
-from inbox.models import EscalationRule, InboxItem, ItemSearchText, Resume
+from inbox.models import EscalationRule, InboxItem, ItemSearchText, Resume, TeamLead
 from inbox.models.policies import PolicyBacktest
 from inbox.models.starts import RunStart
 from inbox.policies.backtest import rules_of
@@ -142,8 +142,10 @@ def test_a_url_added_without_a_row_fails(db):
 def world(agent, team, alice, bob, carol, staff) -> dict[str, Any]:
     """The objects the rows' paths name, and a client per role: ``anonymous`` (nothing), ``agent`` (its token, no
     session), ``approver`` (alice, of ops, the agent's team), ``other`` (carol, of another team), ``delegate``
-    (dele, of ops, whom bob named while away) and ``staff``."""
+    (dele, of ops, whom bob named while away), ``staff`` and ``lead`` (lena, who leads ops)."""
     dele = UserFactory(username="dele", teams=[team])
+    lena = UserFactory(username="lena", teams=[team])
+    TeamLead.objects.create(team=team, user=lena)
     UserFactory(username="tess", teams=[team])
     now = timezone.now()
     away_set(user=bob, starts_at=now - timedelta(hours=1), ends_at=now + timedelta(days=3), delegate=dele, set_by=bob)
@@ -203,7 +205,7 @@ def world(agent, team, alice, bob, carol, staff) -> dict[str, Any]:
         "anonymous": Client(raise_request_exception=False),
         "agent": Client(raise_request_exception=False, **agent.auth),
     }
-    for role, user in (("approver", alice), ("other", carol), ("delegate", dele), ("staff", staff)):
+    for role, user in (("approver", alice), ("other", carol), ("delegate", dele), ("staff", staff), ("lead", lena)):
         clients[role] = Client(raise_request_exception=False)
         clients[role].force_login(user)
     return {"objects": objects, "clients": clients}
