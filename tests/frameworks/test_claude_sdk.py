@@ -75,6 +75,10 @@ def test_approve_sends_allow_and_the_tool_runs(trip, claude_server):
     assert json.loads(item.tool_result["content"])["status"] == "sent"
     resume = Resume.objects.get(run_id=run["id"])
     assert resume.state == Resume.State.DELIVERED and resume.resumed_run.outcome == "success"
+    report = trip.conformance()
+    assert report["interrupt_reason"] == {"custom_plain"} and report["response_schema"] == {"absent"}
+    assert report["boundary_snapshots"] == {"both"} and report["tool_result_filing"] == {"original_call"}
+    assert report["run_outcome"] == {"interrupt", "legacy_success"} and trip.deviating() == set()
 
 
 def test_deny_sends_deny_and_nothing_runs(trip, claude_server):
@@ -87,6 +91,17 @@ def test_deny_sends_deny_and_nothing_runs(trip, claude_server):
     item.refresh_from_db()
     assert item.outcome == InboxItem.Outcome.DENIED and item.outcome_label == "Denied"
     assert "Permission denied" in item.tool_result["content"]
+
+
+def test_cancel_is_turned_into_a_denial_by_the_adapter(trip, claude_server):
+    run, item = interrupted(trip)
+    trip.press(item.pk, "cancel")
+    assert trip.resume(run["id"]) == "delivered"
+    assert resumed_with(claude_server, item) == {"interruptId": item.interrupt_id, "status": "cancelled"}
+    assert decisions(claude_server)[-1] == {"tool_use_id": item.tool_call_id, "decision": "deny"}
+    assert sent(claude_server) == []
+    item.refresh_from_db()
+    assert item.outcome == InboxItem.Outcome.CANCELLED
 
 
 def test_approve_with_edits_runs_the_edited_call(trip, claude_server):
