@@ -17,9 +17,9 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
+from inbox.agui import emitters
 from inbox.core import jsonschema_safe, safe_json, schema_view
 from inbox.core.json_view import in_key_order
-from inbox.agui import emitters
 from inbox.decisions.rules import default_schema_for
 from inbox.decisions.shapes import YesNoShape, asks_for_answer, shape_of
 from inbox.limits import MAX_JSON_DEPTH, MAX_SCHEMA_SIZES

@@ -9,9 +9,9 @@ from typing import Any
 
 from django.http import QueryDict
 
+from inbox.agui import emitters
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
-from inbox.agui import emitters
 from inbox.decisions.forms import decision_ui, offers_text_answer
 from inbox.decisions.shapes import bulk_payload
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH

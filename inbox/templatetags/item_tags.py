@@ -10,8 +10,8 @@ from typing import Any
 from django import template
 from django.utils import dateformat, timezone
 
-from inbox.core.json_view import DiffLine, args_diff, edit_count, field_rows
 from inbox.agui import emitters
+from inbox.core.json_view import DiffLine, args_diff, edit_count, field_rows
 from inbox.decisions.forms import TEXT_ANSWER_KEY, asks_for_words, jsonform_can_render, offers_text_answer
 from inbox.limits import FIELD_LIST_ROWS
 from inbox.models import Decision, InboxItem

@@ -122,7 +122,9 @@ class RoundTrip:
 
         html = self.client.get(reverse("inbox:item", args=[item_id])).content.decode()
         assert 'name="answer_text"' in html and 'data-action="text"' in html, "the item page offers no answer field"
-        response = self.client.post(reverse("inbox:item_decide", args=[item_id]), {"action": "text", "answer_text": text})
+        response = self.client.post(
+            reverse("inbox:item_decide", args=[item_id]), {"action": "text", "answer_text": text}
+        )
         assert response.status_code == 302, response.content.decode()[:2000]
         return html
 

@@ -108,9 +108,7 @@ def test_questions_have_no_yes_no_and_an_unknown_agent_gets_the_answer_object():
 
 @pytest.mark.django_db
 def test_approved_is_refused_as_the_answer_to_a_strands_question(alice, agent):
-    item = InboxItemFactory(
-        run__agent=agent.agent, reason="ask_human", message="", metadata=STRANDS_QUESTION.metadata
-    )
+    item = InboxItemFactory(run__agent=agent.agent, reason="ask_human", message="", metadata=STRANDS_QUESTION.metadata)
     with pytest.raises(Exception) as refused:
         decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True})
     assert getattr(refused.value, "status", None) == 400
@@ -141,9 +139,7 @@ def test_a_claude_sdk_approval_takes_behavior_not_approved(alice, agent):
 def test_a_strands_question_page_leads_with_its_question_and_an_answer_field(client, alice, agent):
     """Strands sends no message: the question is in ``metadata.reason``. The page's heading is the question, the
     decision card one answer field under it, no Approve / Deny; the answer goes as the bare text."""
-    item = InboxItemFactory(
-        run__agent=agent.agent, reason="ask_human", message="", metadata=STRANDS_QUESTION.metadata
-    )
+    item = InboxItemFactory(run__agent=agent.agent, reason="ask_human", message="", metadata=STRANDS_QUESTION.metadata)
     client.force_login(alice)
     page = client.get(item.get_absolute_url()).content.decode()
     heading = page[page.index('id="item-heading"') :].split("</h1>", 1)[0]
