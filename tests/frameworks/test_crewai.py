@@ -68,7 +68,7 @@ def test_feedback_is_asked_for_in_words_and_the_step_receives_them(trip, crewai_
     )
     assert refused.status_code == 400, refused.content
     page = trip.answer(item.pk, "Cut the second section")
-    assert "data-question>Approve this outline?</span>" in page
+    assert "data-question>Approve this outline?</p>" in page
     assert 'data-action="approve"' not in page and 'data-action="deny"' not in page
     assert trip.resume(run["id"]) == "delivered"
     assert [entry["args"]["feedback"] for entry in sent(crewai_server)] == ["Cut the second section"]

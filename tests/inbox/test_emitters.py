@@ -145,7 +145,7 @@ def test_a_strands_question_page_leads_with_its_question_and_an_answer_field(cli
     heading = page[page.index('id="item-heading"') :].split("</h1>", 1)[0]
     assert heading.endswith(">Which colour?")
     form = page[page.index("data-decision-form") :].split("</form>", 1)[0]
-    assert '<span class="question-text" data-question>Which colour?</span>' in form
+    assert 'data-question>Which colour?</p>' in form
     assert form.index("data-question") < form.index('name="answer_text"') < form.index('data-action="text"')
     assert 'data-action="approve"' not in form and 'data-action="deny"' not in form
     assert "Sent to the agent as <code>&quot;…&quot;</code>" in form

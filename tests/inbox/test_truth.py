@@ -235,7 +235,7 @@ def test_an_open_question_without_a_schema_is_answered_not_approved(client, alic
     client.force_login(alice)
     page = client.get(item.get_absolute_url()).content.decode()
     form = page[page.index("data-decision-form") :]
-    assert "data-question>What should I tell them?</span></label>" in form
+    assert "data-question>What should I tell them?</p>" in form
     assert 'name="answer_text"' in form and 'data-action="approve"' not in form and 'data-action="deny"' not in form
     refused = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve"})
     assert refused.status_code == 400 and InboxItem.objects.get(pk=item.pk).status == "open"
