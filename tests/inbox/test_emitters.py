@@ -10,7 +10,7 @@ import pytest
 
 from inbox.agui import emitters
 from inbox.agui.emitters import APPROVAL, QUESTION, Interrupt
-from inbox.decisions.rules import default_schema_for
+from inbox.decisions.rules import DecisionError, default_schema_for
 from inbox.decisions.services import decision_submit
 from inbox.decisions.shapes import bulk_payload, needs_form_input, shape_of
 from inbox.models import InboxItem
@@ -109,9 +109,9 @@ def test_questions_have_no_yes_no_and_an_unknown_agent_gets_the_answer_object():
 @pytest.mark.django_db
 def test_approved_is_refused_as_the_answer_to_a_strands_question(alice, agent):
     item = InboxItemFactory(run__agent=agent.agent, reason="ask_human", message="", metadata=STRANDS_QUESTION.metadata)
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(DecisionError) as refused:
         decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True})
-    assert getattr(refused.value, "status", None) == 400
+    assert (refused.value.status, refused.value.code) == (400, "invalid_payload")
     decision_submit(item_id=item.pk, user=alice, status="resolved", payload="blue")
     item.refresh_from_db()
     assert item.response_payload == "blue"
@@ -127,9 +127,9 @@ def test_a_claude_sdk_approval_takes_behavior_not_approved(alice, agent):
         message="",
         metadata=CLAUDE_SDK.metadata,
     )
-    with pytest.raises(Exception) as refused:
+    with pytest.raises(DecisionError) as refused:
         decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True})
-    assert getattr(refused.value, "status", None) == 400
+    assert (refused.value.status, refused.value.code) == (400, "invalid_payload")
     decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"behavior": "allow"})
     item.refresh_from_db()
     assert item.outcome == InboxItem.Outcome.APPROVED
@@ -145,7 +145,7 @@ def test_a_strands_question_page_leads_with_its_question_and_an_answer_field(cli
     heading = page[page.index('id="item-heading"') :].split("</h1>", 1)[0]
     assert heading.endswith(">Which colour?")
     form = page[page.index("data-decision-form") :].split("</form>", 1)[0]
-    assert 'data-question>Which colour?</p>' in form
+    assert "data-question>Which colour?</p>" in form
     assert form.index("data-question") < form.index('name="answer_text"') < form.index('data-action="text"')
     assert 'data-action="approve"' not in form and 'data-action="deny"' not in form
     assert "Sent to the agent as <code>&quot;…&quot;</code>" in form
