@@ -37,12 +37,32 @@ def offers_text_answer(item: InboxItem) -> bool:
     return item.reason not in emitters.CORE_REASONS and default_schema_for(item) is None
 
 
+def is_free_text(schema: Any) -> bool:
+    """``schema`` asks for a string and nothing narrower than its length or pattern (no enum, no const, no
+    type union): an answer in words is the answer itself."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not ({"enum", "const", "format", "oneOf", "anyOf", "allOf", "not", "$ref"} & schema.keys())
+    )
+
+
 def asks_for_words(item: InboxItem) -> bool:
-    """The item is a question (``shapes.asks_for_answer``) answered in words: no schema but its emitter's text."""
-    if item.reason == "input_required":
-        return False
+    """The item is answered in words in one field: its schema is free text (ag2's ``context.input()``, a known
+    emitter's question), or it is a question (``shapes.asks_for_answer``) with no schema at all. (An
+    ``input_required`` without a schema keeps the JSON editor: any JSON is an answer.)"""
     schema = default_schema_for(item)
-    return asks_for_answer(item) and (schema is None or schema == emitters.TEXT_SCHEMA)
+    if is_free_text(schema):
+        return True
+    return schema is None and item.reason != "input_required" and asks_for_answer(item)
+
+
+def answer_in_words(item: InboxItem, text: str) -> Any:
+    """The payload that sends ``text`` as the item's answer: the bare string where the schema asks for free text,
+    else in the shape its emitter's resume code reads (``inbox.agui.emitters.answer_payload``)."""
+    if is_free_text(default_schema_for(item)):
+        return text
+    return emitters.answer_payload(emitters.Interrupt.of(item), text)
 
 
 # Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.
@@ -207,8 +227,7 @@ def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[
 
 def _sent_as(item: InboxItem) -> str:
     """How an answer in words reaches this agent, for the hint beside the field."""
-    sample = emitters.answer_payload(emitters.Interrupt.of(item), "…")
-    return json.dumps(sample, ensure_ascii=False)
+    return json.dumps(answer_in_words(item, "…"), ensure_ascii=False)
 
 
 def _question_ui(item: InboxItem, ui: DecisionUI, post: QueryDict | None) -> DecisionUI:

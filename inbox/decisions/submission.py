@@ -9,10 +9,9 @@ from typing import Any
 
 from django.http import QueryDict
 
-from inbox.agui import emitters
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
-from inbox.decisions.forms import decision_ui, offers_text_answer
+from inbox.decisions.forms import answer_in_words, decision_ui, offers_text_answer
 from inbox.decisions.shapes import bulk_payload
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
@@ -77,8 +76,8 @@ def read_decision(item: InboxItem, post: QueryDict) -> tuple[str, Any]:
             raise DecisionInputError(
                 "Write an answer before sending it.", [{"path": "answer_text", "message": "This field is required."}]
             )
-        # In the shape the agent's resume code reads: the bare text for Strands and CrewAI, {"answer": …} else.
-        return "resolved", emitters.answer_payload(emitters.Interrupt.of(item), text)
+        # In the shape the agent reads: the bare text for a string schema, Strands and CrewAI; {"answer": …} else.
+        return "resolved", answer_in_words(item, text)
     if ui.mode == "question" and action in ("approve", "deny", "edit"):
         raise DecisionInputError("This item asks a question: answer it in words, it cannot be approved or denied.")
     if action in ("approve", "deny", "edit"):

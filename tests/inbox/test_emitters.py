@@ -174,3 +174,22 @@ def test_a_claude_sdk_page_sends_behavior(client, alice, agent):
     item.refresh_from_db()
     assert (item.response_payload, item.outcome) == ({"behavior": "deny"}, InboxItem.Outcome.DENIED)
     assert json.dumps(item.response_payload) == '{"behavior": "deny"}'
+
+
+@pytest.mark.django_db
+def test_a_string_schema_is_a_question_answered_with_the_words_themselves(client, alice, agent):
+    """ag2's ``context.input()``: ``input_required`` with ``{"type": "string"}``. One answer field, not a JSON
+    editor where the words would need quotes; the payload is the string."""
+    item = InboxItemFactory(
+        run__agent=agent.agent,
+        reason="input_required",
+        message="Approve a budget of 500? (yes/no)",
+        response_schema={"type": "string"},
+    )
+    client.force_login(alice)
+    form = client.get(item.get_absolute_url()).content.decode()
+    form = form[form.index("data-decision-form") :].split("</form>", 1)[0]
+    assert "data-question>Approve a budget of 500? (yes/no)</p>" in form and "data-json-answer" not in form
+    client.post(f"/inbox/items/{item.pk}/decide/", {"action": "text", "answer_text": "yes"})
+    item.refresh_from_db()
+    assert (item.status, item.response_payload) == ("resolved", "yes")
