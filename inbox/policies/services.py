@@ -18,6 +18,7 @@ from agents.models import Agent
 from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecidedBy, decision_by_policy
+from inbox.decisions.shapes import bulk_payload
 from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.models.policies import Policy, PolicyMatch
@@ -192,12 +193,15 @@ def policy_applies(policy: Policy, item: InboxItem) -> bool:
     return policy_applies_to(policy, reason=item.reason, tool_call=item.tool_call, metadata=item.metadata)
 
 
-def _payload_of(policy: Policy) -> dict | None:
-    if policy.action == Policy.Action.APPROVE:
-        return {"approved": True}
-    if policy.action == Policy.Action.DENY:
-        return {"approved": False}
-    return None
+def _payload_of(policy: Policy, item: InboxItem) -> Any:
+    """What the policy's approve / deny sends: the item's own yes/no shape (``inbox.decisions.shapes``: a Claude
+    Agent SDK approval takes ``{"behavior": "allow"}``), the spec's ``{approved}`` where it has none (the
+    decision service then refuses what the item cannot take)."""
+    if policy.action not in (Policy.Action.APPROVE, Policy.Action.DENY):
+        return None
+    approve = policy.action == Policy.Action.APPROVE
+    answer = bulk_payload(item, "approve" if approve else "deny")
+    return answer[1] if answer is not None else {"approved": approve}
 
 
 def apply_policies_on_ingest(*, run: Run, items: list[InboxItem], **signal: Any) -> None:
@@ -243,7 +247,7 @@ def _match(policy: Policy, item: InboxItem, outcome: str, **fields: Any) -> Poli
         mode=policy.mode,
         action=policy.action,
         outcome=outcome,
-        payload=_payload_of(policy),
+        payload=_payload_of(policy, item),
         **fields,
     )
 
@@ -265,7 +269,7 @@ def _record_shadow(policy: Policy, item: InboxItem) -> None:
 def _enforce(policy: Policy, item: InboxItem) -> None:
     actor = Actor.system(policy.actor_label)
     if policy.action in (Policy.Action.APPROVE, Policy.Action.DENY):
-        payload = _payload_of(policy)
+        payload = _payload_of(policy, item)
         try:
             outcome = decision_by_policy(
                 item_id=item.pk,
