@@ -18,7 +18,7 @@ from agents.models import Agent
 from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecidedBy, decision_by_policy
-from inbox.decisions.shapes import bulk_payload
+from inbox.decisions.shapes import asks_for_answer, bulk_payload
 from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.models.policies import Policy, PolicyMatch
@@ -195,12 +195,14 @@ def policy_applies(policy: Policy, item: InboxItem) -> bool:
 
 def _payload_of(policy: Policy, item: InboxItem) -> Any:
     """What the policy's approve / deny sends: the item's own yes/no shape (``inbox.decisions.shapes``: a Claude
-    Agent SDK approval takes ``{"behavior": "allow"}``), the spec's ``{approved}`` where it has none (the
-    decision service then refuses what the item cannot take)."""
+    Agent SDK approval takes ``{"behavior": "allow"}``), None for a question (refused: it stays with people), the
+    spec's ``{approved}`` otherwise (the decision service then refuses what the item cannot take)."""
     if policy.action not in (Policy.Action.APPROVE, Policy.Action.DENY):
         return None
     approve = policy.action == Policy.Action.APPROVE
     answer = bulk_payload(item, "approve" if approve else "deny")
+    if answer is None and asks_for_answer(item):
+        return None  # a question: no yes or no answers it
     return answer[1] if answer is not None else {"approved": approve}
 
 
@@ -271,6 +273,10 @@ def _enforce(policy: Policy, item: InboxItem) -> None:
     if policy.action in (Policy.Action.APPROVE, Policy.Action.DENY):
         payload = _payload_of(policy, item)
         try:
+            if payload is None:
+                raise DecisionError(
+                    400, "asks_a_question", "The item asks a question: a policy's yes or no cannot answer it."
+                )
             outcome = decision_by_policy(
                 item_id=item.pk,
                 user=policy.service_user,

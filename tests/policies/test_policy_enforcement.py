@@ -345,3 +345,35 @@ def test_an_enforced_approve_of_a_claude_sdk_call_sends_behavior_allow(ingest, s
     assert decided.outcome == InboxItem.Outcome.APPROVED
     payload = Resume.objects.get(run=run).input["resume"][0]["payload"]
     assert payload == {"behavior": "allow"}
+
+
+def test_an_enforced_approve_leaves_a_question_to_people(ingest, staff, agent):
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Say yes",
+            "agent": agent.agent,
+            "reason": "ask_user",
+            "tool_name": "",
+            "match_schema": None,
+            "action": "approve",
+            "mode": "enforce",
+        },
+    )
+    body = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t1",
+            "runId": "r1",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "q-1", "reason": "ask_user", "message": "Which colour?"}],
+            },
+        },
+    ]
+    assert ingest(agent, body).status_code == 201
+    asked = InboxItem.objects.get(interrupt_id="q-1")
+    assert asked.is_open and asked.response_payload is None
+    match = PolicyMatch.objects.get(item=asked)
+    assert match.outcome == "refused" and match.note.startswith("asks_a_question")
