@@ -40,7 +40,7 @@ test: $(STAMP)
 
 ## Framework round trips (tests/frameworks): each framework's AG-UI integration in its own venv
 ## (.venv/frameworks/<name>, from requirements-frameworks-<name>.txt: they pin versions the inbox cannot take).
-FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai ag2 claude-managed-agents
+FRAMEWORKS ?= pydantic-ai strands adk agent-framework crewai ag2 claude-managed-agents claude-sdk
 FRAMEWORK_VENVS := .venv/frameworks
 
 $(FRAMEWORK_VENVS)/%/.installed: requirements-frameworks-%.txt | $(PY)

@@ -19,6 +19,7 @@ PAGES = {
     "agent-framework": "tests/frameworks/servers/agent_framework_agent.py",
     "ag2": "tests/frameworks/servers/ag2_agent.py",
     "claude-managed-agents": "tests/frameworks/servers/claude_managed_agents_agent.py",
+    "claude-sdk": "tests/frameworks/servers/claude_sdk_agent.py",
     "mastra": "tests/frameworks/servers/node/mastra_agent.ts",
     "copilotkit": "tests/frameworks/servers/node/copilotkit_agent.ts",
     "langgraph-js": "tests/frameworks/servers/node/langgraph_agent.ts",

@@ -17,27 +17,52 @@ from django import forms
 from django.http import QueryDict
 from django_jsonform.forms.fields import JSONFormField
 
+from inbox.agui import emitters
 from inbox.core import jsonschema_safe, safe_json, schema_view
 from inbox.core.json_view import in_key_order
-from inbox.decisions.shapes import YesNoShape, shape_of
+from inbox.decisions.rules import default_schema_for
+from inbox.decisions.shapes import YesNoShape, asks_for_answer, shape_of
 from inbox.limits import MAX_JSON_DEPTH, MAX_SCHEMA_SIZES
 from inbox.models import InboxItem
 
 # Where an agent with an unknown reason sent no responseSchema, a person may answer in words: the payload is
-# ``{"answer": "<the text>"}`` (documented in docs/deciding.md). A message that asks something ("What should I tell
-# them?") opens that box by default.
-TEXT_ANSWER_KEY = "answer"
+# what its emitter's resume code reads (``inbox.agui.emitters.answer_payload``: the bare text for Strands and
+# CrewAI, ``{"answer": "<the text>"}`` for an agent the table does not know; docs/deciding.md).
+TEXT_ANSWER_KEY = emitters.TEXT_ANSWER_KEY
 
 
 def offers_text_answer(item: InboxItem) -> bool:
-    """An unknown reason and no schema: nothing constrains the answer, so words are one."""
-    return item.reason not in ("tool_call", "confirmation", "input_required") and item.response_schema is None
+    """An extension reason and no schema, its own or its emitter's: nothing constrains the answer, so words are
+    one (beside Approve / Deny). A question is answered only in words (``asks_for_answer``)."""
+    return item.reason not in emitters.CORE_REASONS and default_schema_for(item) is None
+
+
+def is_free_text(schema: Any) -> bool:
+    """``schema`` asks for a string and nothing narrower than its length or pattern (no enum, no const, no
+    type union): an answer in words is the answer itself."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "string"
+        and not ({"enum", "const", "format", "oneOf", "anyOf", "allOf", "not", "$ref"} & schema.keys())
+    )
 
 
 def asks_for_words(item: InboxItem) -> bool:
-    """The message reads as an open question (a wh-word first), not a yes/no one."""
-    message = (item.message or "").strip()
-    return bool(re.match(r"^(what|which|who|whom|whose|when|where|why|how)\b", message, re.IGNORECASE))
+    """The item is answered in words in one field: its schema is free text (ag2's ``context.input()``, a known
+    emitter's question), or it is a question (``shapes.asks_for_answer``) with no schema at all. (An
+    ``input_required`` without a schema keeps the JSON editor: any JSON is an answer.)"""
+    schema = default_schema_for(item)
+    if is_free_text(schema):
+        return True
+    return schema is None and item.reason != "input_required" and asks_for_answer(item)
+
+
+def answer_in_words(item: InboxItem, text: str) -> Any:
+    """The payload that sends ``text`` as the item's answer: the bare string where the schema asks for free text,
+    else in the shape its emitter's resume code reads (``inbox.agui.emitters.answer_payload``)."""
+    if is_free_text(default_schema_for(item)):
+        return text
+    return emitters.answer_payload(emitters.Interrupt.of(item), text)
 
 
 # Keywords django-jsonform 2.23 does not render faithfully: such a schema gets the JSON editor instead.
@@ -75,7 +100,7 @@ _REQUIRED = re.compile(r"^'(?P<name>.+)' is a required property$")
 class DecisionUI:
     """How an item is decided on its page."""
 
-    mode: str  # "boolean" | "form" | "json"
+    mode: str  # "boolean" | "question" | "form" | "json"
     bool_key: str | None = "approved"  # the property carrying yes/no; None when the answer is a bare value
     shape: YesNoShape | None = None  # what Approve and Deny send (``inbox.decisions.shapes``)
     yes_label: str = "Approve"
@@ -92,6 +117,9 @@ class DecisionUI:
     text_answer: bool = False
     text_open: bool = False
     text_value: str = ""
+    # A question ("question" mode): the words it asks, and what an answer is sent as.
+    question: str = ""
+    answer_sent_as: str = ""
 
     @property
     def proposed_text(self) -> str:
@@ -167,6 +195,8 @@ def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[
     # editor and any other reason the spec's {approved}; a schema gets buttons only if it has a yes/no shape.
     shape = shape_of(item)
     ui = DecisionUI(mode="boolean", schema=schema, errors=errors or [])
+    if shape is None and asks_for_words(item):
+        return _question_ui(item, ui, post)
     if shape is not None:
         ui.shape = shape
         ui.bool_key = shape.key
@@ -175,7 +205,8 @@ def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[
         if offers_text_answer(item):
             ui.text_answer = True
             ui.text_value = post.get("answer_text", "") if post is not None else ""
-            ui.text_open = asks_for_words(item) or bool(ui.text_value)
+            ui.text_open = bool(ui.text_value)
+            ui.answer_sent_as = _sent_as(item)
         ui.offers_edits = shape.edit_key is not None
         call = item.proposal or {}
         # The agent's argument order (argsText), not jsonb's: the edit fields follow the proposal.
@@ -191,6 +222,21 @@ def decision_ui(item: InboxItem, *, post: QueryDict | None = None, errors: list[
     else:
         ui.mode = "json"
         ui.answer_text = submitted or "{}"
+    return ui
+
+
+def _sent_as(item: InboxItem) -> str:
+    """How an answer in words reaches this agent, for the hint beside the field."""
+    return json.dumps(answer_in_words(item, "…"), ensure_ascii=False)
+
+
+def _question_ui(item: InboxItem, ui: DecisionUI, post: QueryDict | None) -> DecisionUI:
+    """A question: its words and one answer field, no Approve / Deny."""
+    ui.mode = "question"
+    ui.bool_key = None
+    ui.question = emitters.question_of(emitters.Interrupt.of(item))
+    ui.text_value = post.get("answer_text", "") if post is not None else ""
+    ui.answer_sent_as = _sent_as(item)
     return ui
 
 

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db.models import Min
 
 from inbox import access
+from inbox.agui import emitters
 from inbox.core import jsonschema_safe, schema_view
 from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
@@ -59,9 +60,10 @@ class DecisionError(ApplicationError):
 
 
 def default_schema_for(item: InboxItem) -> dict | None:
-    """The schema an answer is validated against: the interrupt's own, or the spec's boolean default
-    for tool approvals and confirmations. None means any JSON value is accepted."""
-    return schema_for(item.response_schema, item.reason, item.tool_call_id)
+    """The schema an answer is validated against: the interrupt's own, the one its known emitter's resume code
+    reads (``inbox.agui.emitters``), or the spec's boolean default for tool approvals and confirmations. None
+    means any JSON value is accepted."""
+    return schema_for(item.response_schema, item.reason, item.tool_call_id, item.metadata, item.message)
 
 
 def is_tool_approval(reason: str, tool_call_id: str = "") -> bool:
@@ -70,9 +72,16 @@ def is_tool_approval(reason: str, tool_call_id: str = "") -> bool:
     return reason == "tool_call" or bool(tool_call_id)
 
 
-def schema_for(response_schema: Any, reason: str, tool_call_id: str = "") -> dict | None:
+def schema_for(
+    response_schema: Any, reason: str, tool_call_id: str = "", metadata: Any = None, message: str = ""
+) -> dict | None:
     if response_schema is not None:
         return response_schema
+    implied = emitters.implied_schema(
+        emitters.Interrupt(reason=reason, message=message or "", tool_call_id=tool_call_id or "", metadata=metadata)
+    )
+    if implied is not None:
+        return implied
     if reason == "confirmation" or is_tool_approval(reason, tool_call_id):
         return BOOLEAN_APPROVAL_SCHEMA
     return None

@@ -126,7 +126,11 @@ def _decide(
     # The answer is checked here, before any row is locked: a costly schema never holds the run's lock.
     # An item's schema never changes, so the result still holds inside the transaction, where it is
     # raised in the rules' order (after the cheap checks of state, expiry, claim and requester).
-    found = InboxItem.objects.filter(pk=item_id).values_list("response_schema", "reason", "tool_call_id").first()
+    found = (
+        InboxItem.objects.filter(pk=item_id)
+        .values_list("response_schema", "reason", "tool_call_id", "metadata", "message")
+        .first()
+    )
     if found is None:
         raise DecisionError(404, "not_found", "No such item.")
     schema = schema_for(*found)

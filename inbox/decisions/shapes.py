@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from inbox.agui import emitters
 from inbox.core import jsonschema_safe, schema_view
 from inbox.decisions.rules import BOOLEAN_APPROVAL_SCHEMA, default_schema_for, validate_payload
 from inbox.limits import MAX_SHAPE_CHECK_STEPS
@@ -236,15 +237,24 @@ def _distinct(payloads: Iterable[Any]) -> list[Any]:
 
 
 def shape_of(item: Any) -> YesNoShape | None:
-    """The yes/no shape ``item`` is decided in, or None when it needs its form. An item without a schema gets
-    the spec's ``{approved}`` default (``inbox.decisions.rules.default_schema_for``), except ``input_required``,
-    which asks for input and gets the JSON editor."""
+    """The yes/no shape ``item`` is decided in, or None when it needs its form. The schema is the interrupt's
+    own or the one its known emitter's resume code reads (``inbox.decisions.rules.default_schema_for``: Claude
+    Agent SDK's ``{behavior}``). An item with neither gets the spec's ``{approved}`` default, except one that
+    asks for input (``input_required``, or a question: ``inbox.agui.emitters.asks_for_input``), which is
+    answered, never approved."""
     schema = default_schema_for(item)
     if schema is None:
-        return None if item.reason == "input_required" else APPROVED_SHAPE
+        return None if asks_for_answer(item) else APPROVED_SHAPE
     if schema == BOOLEAN_APPROVAL_SCHEMA:  # the default, or an interrupt's own schema that says the same
         return APPROVED_SHAPE
     return yes_no_shape(schema, proposed_args=lambda: item.proposed_args)
+
+
+def asks_for_answer(item: Any) -> bool:
+    """The item asks for input, not a yes or a no: ``input_required``, or a question by its emitter's shape or
+    its open wording (``inbox.agui.emitters.asks_for_input``). Approve never sends ``{"approved": true}`` as
+    the answer to one."""
+    return item.reason == "input_required" or emitters.asks_for_input(emitters.Interrupt.of(item))
 
 
 def needs_form_input(item: Any) -> bool:

@@ -11,7 +11,7 @@ from django.http import QueryDict
 
 from inbox.core import safe_json
 from inbox.core.errors import ApplicationError
-from inbox.decisions.forms import TEXT_ANSWER_KEY, decision_ui, offers_text_answer
+from inbox.decisions.forms import answer_in_words, decision_ui, offers_text_answer
 from inbox.decisions.shapes import bulk_payload
 from inbox.limits import MAX_ANSWER_BYTES, MAX_DECISION_COMMENT, MAX_JSON_DEPTH
 from inbox.models import InboxItem
@@ -69,14 +69,17 @@ def read_decision(item: InboxItem, post: QueryDict) -> tuple[str, Any]:
         return "cancelled", None
     ui = decision_ui(item)
     if action == "text":
-        if not offers_text_answer(item):
+        if ui.mode != "question" and not offers_text_answer(item):
             raise DecisionInputError("This item does not take a free-text answer.")
         text = post.get("answer_text", "").strip()
         if not text:
             raise DecisionInputError(
                 "Write an answer before sending it.", [{"path": "answer_text", "message": "This field is required."}]
             )
-        return "resolved", {TEXT_ANSWER_KEY: text}
+        # In the shape the agent reads: the bare text for a string schema, Strands and CrewAI; {"answer": …} else.
+        return "resolved", answer_in_words(item, text)
+    if ui.mode == "question" and action in ("approve", "deny", "edit"):
+        raise DecisionInputError("This item asks a question: answer it in words, it cannot be approved or denied.")
     if action in ("approve", "deny", "edit"):
         if ui.shape is None:
             raise DecisionInputError("This item needs an answer, not a yes/no.")

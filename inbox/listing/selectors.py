@@ -196,8 +196,10 @@ def tab_q(tab: str, user) -> Q:
 
 
 # Heavy JSON the list never shows; the row needs only tool_call (for the tool's name) and, for an open
-# item's bulk checkbox, response_schema (does it need its form?).
-_LIST_DEFERRED = ("raw", "metadata", "response_payload", "tool_result", "status_note")
+# item's bulk checkbox and its words, response_schema and metadata (does it need its form? what does it ask?
+# Both are read through the known emitters' table, inbox.agui.emitters, which recognises an interrupt by its
+# metadata: a Strands question's words are in metadata.reason).
+_LIST_DEFERRED = ("raw", "response_payload", "tool_result", "status_note")
 
 
 @dataclass(frozen=True)

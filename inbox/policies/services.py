@@ -18,6 +18,7 @@ from agents.models import Agent
 from inbox.audit.record import Actor, audit
 from inbox.decisions.rules import DecisionError
 from inbox.decisions.services import DecidedBy, decision_by_policy
+from inbox.decisions.shapes import asks_for_answer, bulk_payload
 from inbox.live import push as live
 from inbox.models import InboxItem, Run
 from inbox.models.policies import Policy, PolicyMatch
@@ -207,12 +208,17 @@ def policy_applies(policy: Policy, item: InboxItem) -> bool:
     return policy_applies_to(policy, reason=item.reason, tool_call=item.tool_call, metadata=item.metadata)
 
 
-def _payload_of(policy: Policy) -> dict | None:
-    if policy.action == Policy.Action.APPROVE:
-        return {"approved": True}
-    if policy.action == Policy.Action.DENY:
-        return {"approved": False}
-    return None
+def _payload_of(policy: Policy, item: InboxItem) -> Any:
+    """What the policy's approve / deny sends: the item's own yes/no shape (``inbox.decisions.shapes``: a Claude
+    Agent SDK approval takes ``{"behavior": "allow"}``), None for a question (refused: it stays with people), the
+    spec's ``{approved}`` otherwise (the decision service then refuses what the item cannot take)."""
+    if policy.action not in (Policy.Action.APPROVE, Policy.Action.DENY):
+        return None
+    approve = policy.action == Policy.Action.APPROVE
+    answer = bulk_payload(item, "approve" if approve else "deny")
+    if answer is None and asks_for_answer(item):
+        return None  # a question: no yes or no answers it
+    return answer[1] if answer is not None else {"approved": approve}
 
 
 def apply_policies_on_ingest(*, run: Run, items: list[InboxItem], **signal: Any) -> None:
@@ -258,7 +264,7 @@ def _match(policy: Policy, item: InboxItem, outcome: str, **fields: Any) -> Poli
         mode=policy.mode,
         action=policy.action,
         outcome=outcome,
-        payload=_payload_of(policy),
+        payload=_payload_of(policy, item),
         **fields,
     )
 
@@ -280,8 +286,12 @@ def _record_shadow(policy: Policy, item: InboxItem) -> None:
 def _enforce(policy: Policy, item: InboxItem) -> None:
     actor = Actor.system(policy.actor_label)
     if policy.action in (Policy.Action.APPROVE, Policy.Action.DENY):
-        payload = _payload_of(policy)
+        payload = _payload_of(policy, item)
         try:
+            if payload is None:
+                raise DecisionError(
+                    400, "asks_a_question", "The item asks a question: a policy's yes or no cannot answer it."
+                )
             outcome = decision_by_policy(
                 item_id=item.pk,
                 user=policy.service_user,

@@ -10,8 +10,9 @@ from typing import Any
 from django import template
 from django.utils import dateformat, timezone
 
+from inbox.agui import emitters
 from inbox.core.json_view import DiffLine, args_diff, edit_count, field_rows
-from inbox.decisions.forms import TEXT_ANSWER_KEY, jsonform_can_render, offers_text_answer
+from inbox.decisions.forms import TEXT_ANSWER_KEY, asks_for_words, jsonform_can_render, offers_text_answer
 from inbox.limits import FIELD_LIST_ROWS
 from inbox.models import Decision, InboxItem
 
@@ -19,6 +20,15 @@ register = template.Library()
 
 MAX_INDENT = 6  # deeper fields are drawn at this indent (the depth is still in the JSON view)
 REASON_PREVIEW = 240  # characters of a denial's reason in the history sentence; the rest is under Details
+
+
+@register.filter
+def asked(item: Any) -> str:
+    """What the item asks, in the agent's words: its message, or where its emitter writes its question (a
+    Strands interrupt's ``reason``; ``inbox.agui.emitters.question_of``); "" when it says nothing."""
+    if not isinstance(item, InboxItem):
+        return ""
+    return emitters.question_of(emitters.Interrupt.of(item))
 
 
 @register.filter
@@ -94,7 +104,8 @@ class HistoryEntry:
 
 
 def _answer_words(item: InboxItem, payload: Any) -> str:
-    if offers_text_answer(item) and isinstance(payload, dict) and set(payload) == {TEXT_ANSWER_KEY}:
+    in_words = isinstance(payload, str) or (isinstance(payload, dict) and set(payload) == {TEXT_ANSWER_KEY})
+    if in_words and (offers_text_answer(item) or asks_for_words(item)):
         return "answered in words"
     if item.response_schema is not None and jsonform_can_render(item.response_schema):
         return "answered the form"

@@ -30,7 +30,8 @@
 
   function firstField() {
     return $(FORM + "[data-schema-form] input:not([type=hidden]), " + FORM + "[data-schema-form] select, " +
-      FORM + "[data-schema-form] textarea, " + FORM + "textarea[data-json-answer]");
+      FORM + "[data-schema-form] textarea, " + FORM + "textarea[data-json-answer], " +
+      FORM + "[data-question-answer] textarea");
   }
 
   /* a / d: press the button; where there is none (the item needs its form) or it is disabled, say why instead of
@@ -46,6 +47,11 @@
     var field = firstField();
     if (!field) return false;
     field.focus();
+    if (field.closest("[data-question-answer]")) {
+      say("This item asks a question: answer it in words, “" + key + "” does not apply. " +
+          "Write your answer and press Send this answer.");
+      return true;
+    }
     say("This item needs an answer from its form, not a yes/no: “" + key + "” does not apply. " +
         "Fill in the form and press Submit answer.");
     return true;

@@ -115,6 +115,19 @@ class RoundTrip:
         assert response.status_code == 302, response.content.decode()[:2000]
         return html
 
+    def answer(self, item_id: int, text: str) -> str:
+        """Answer a question as a person does: its page's answer field and "Send this answer". Returns the page
+        as it offered the field, which must be there (and no Approve)."""
+        from django.urls import reverse
+
+        html = self.client.get(reverse("inbox:item", args=[item_id])).content.decode()
+        assert 'name="answer_text"' in html and 'data-action="text"' in html, "the item page offers no answer field"
+        response = self.client.post(
+            reverse("inbox:item_decide", args=[item_id]), {"action": "text", "answer_text": text}
+        )
+        assert response.status_code == 302, response.content.decode()[:2000]
+        return html
+
     def bulk(self, item_ids: list[int], action: str) -> None:
         """Decide from the inbox list: select rows, then "Approve selected" / "Deny selected" (``action``)."""
         from django.urls import reverse

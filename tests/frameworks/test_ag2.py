@@ -132,7 +132,10 @@ def test_a_question_asked_with_context_input_is_answered_with_a_string(trip, ag2
     run, item = interrupted(trip, "Budget 500")
     assert (item.reason, item.tool_call_id) == ("input_required", "")
     assert item.response_schema["type"] == "string" and "budget of 500" in item.message
-    trip.decide(item.pk, "resolved", "yes")
+    # A string schema is a question: its page has one answer field (no JSON editor, no Approve / Deny), and the
+    # words go as the string itself.
+    page = trip.answer(item.pk, "yes")
+    assert "data-json-answer" not in page and 'data-action="approve"' not in page
     assert trip.resume(run["id"]) == "delivered"
     assert resumed_with(ag2_server, item)["payload"] == "yes"
     assert ag2_server.record()["budgets"] == [{"amount": 500, "answer": "yes"}]

@@ -118,3 +118,22 @@ def test_a_named_interrupt_is_answered_and_its_result_shows_on_the_run_page(trip
     assert report["interrupt_reason"] == {"custom_namespaced"} and report["response_schema"] == {"absent"}
     assert report["boundary_snapshots"] == {"both"}
     assert trip.deviating() == set()
+
+
+def test_a_question_is_answered_in_words_and_the_tool_receives_them(trip, strands_server):
+    """``ask_human`` asks with ``tool_context.interrupt("ask_human", reason={"question": …})``: no message, no
+    schema. The item leads with the question and an answer field (no Approve: ``{"approved": true}`` is no answer
+    to "Which colour?"), and the tool receives the words as they were typed."""
+    run, item = interrupted(trip, "Ask Which colour should the button be?")
+    assert (item.reason, item.message, item.response_schema) == ("ask_human", "", None)
+    page = trip.answer(item.pk, "Teal, like the logo")
+    heading = page[page.index('id="item-heading"') :].split("</h1>", 1)[0]
+    assert heading.endswith(">Which colour should the button be?")
+    assert 'data-action="approve"' not in page
+    assert trip.resume(run["id"]) == "delivered"
+    assert [entry["args"] for entry in sent(strands_server)] == [{"answer": "Teal, like the logo"}]
+    item.refresh_from_db()
+    assert item.response_payload == "Teal, like the logo" and item.outcome_label == "Answered"
+    resumed = Resume.objects.get(run_id=run["id"]).resumed_run
+    assert [json.loads(r["content"]) for r in resumed.tool_results] == ["The person answered: Teal, like the logo"]
+    assert trip.deviating() == set()

@@ -859,7 +859,7 @@ def test_the_run_page_shows_a_failed_resume_with_its_error_and_a_retry_for_staff
             },
             "data-django-jsonform",
         ),
-        ("input_required", {"type": "string", "minLength": 3}, "data-json-answer"),
+        ("input_required", {"type": "string", "minLength": 3}, "data-question-answer"),  # free text: a question
         ("input_required", {"type": "object", "properties": {"a": {"type": ["string", "null"]}}}, "data-json-answer"),
         (
             "input_required",

@@ -228,16 +228,30 @@ def test_a_live_push_to_the_run_page_replaces_the_header_line_out_of_band(alice,
     assert ">Failed: needs a person</span>: the agent answered 502" in header
 
 
-def test_an_unknown_reason_without_a_schema_can_be_answered_in_words(client, alice, agent):
+def test_an_open_question_without_a_schema_is_answered_not_approved(client, alice, agent):
+    """An extension reason, no schema, a message asking an open question: one answer field under the question,
+    no Approve / Deny (``{"approved": true}`` is no answer to "What should I tell them?")."""
     item = InboxItemFactory(run__agent=agent.agent, reason="ask_user", message="What should I tell them?")
     client.force_login(alice)
     page = client.get(item.get_absolute_url()).content.decode()
-    assert '<details class="edit-box text-answer" data-text-answer open>' in page
+    form = page[page.index("data-decision-form") :]
+    assert "data-question>What should I tell them?</p>" in form
+    assert 'name="answer_text"' in form and 'data-action="approve"' not in form and 'data-action="deny"' not in form
+    refused = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "approve"})
+    assert refused.status_code == 400 and InboxItem.objects.get(pk=item.pk).status == "open"
     empty = client.post(f"/inbox/items/{item.pk}/decide/", {"action": "text", "answer_text": "  "})
     assert empty.status_code == 400 and InboxItem.objects.get(pk=item.pk).status == "open"
     client.post(f"/inbox/items/{item.pk}/decide/", {"action": "text", "answer_text": " Friday at 10. "})
     item.refresh_from_db()
     assert (item.response_payload, item.outcome) == ({"answer": "Friday at 10."}, "answered")
+
+
+def test_a_yes_no_question_of_an_unknown_reason_offers_approve_deny_and_words(client, alice, agent):
+    item = InboxItemFactory(run__agent=agent.agent, reason="ask_user", message="Shall I send it?")
+    client.force_login(alice)
+    page = client.get(item.get_absolute_url()).content.decode()
+    assert 'data-action="approve"' in page and '<details class="edit-box text-answer" data-text-answer>' in page
+    assert "sent to the agent as <code>{&quot;answer&quot;: &quot;…&quot;}</code>" in page
 
 
 def test_a_confirmation_offers_no_free_text_answer(client, alice, agent):

@@ -312,3 +312,68 @@ def test_each_change_that_alters_an_agents_policies_applies_to_its_very_next_run
     agent.agent.teams.add(ops)
     team_policy.delete()
     assert next_status(8) == "open"
+
+
+def test_an_enforced_approve_of_a_claude_sdk_call_sends_behavior_allow(ingest, staff, agent):
+    """ag-ui-claude-sdk's deferred call carries no schema; its resume code reads ``{"behavior": "allow"}``
+    (``inbox.agui.emitters``): the policy approves in that shape, not the spec's ``{"approved": true}``."""
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Any mail",
+            "agent": agent.agent,
+            "reason": "tool_approval",
+            "tool_name": "",
+            "match_schema": None,
+            "action": "approve",
+            "mode": "enforce",
+        },
+    )
+    metadata = {"source": "claude-sdk-deferred", "toolName": "mcp__mail__send_email", "input": {"to": "a@b.com"}}
+    run = post_tool_run(
+        ingest,
+        agent,
+        "t1",
+        "r1",
+        ("mcp__mail__send_email", {"to": "a@b.com"}),
+        reason="tool_approval",
+        metadata=metadata,
+        message=None,
+    )
+    decided = item(run, 0)
+    assert (decided.status, decided.response_payload) == ("resolved", {"behavior": "allow"})
+    assert decided.outcome == InboxItem.Outcome.APPROVED
+    payload = Resume.objects.get(run=run).input["resume"][0]["payload"]
+    assert payload == {"behavior": "allow"}
+
+
+def test_an_enforced_approve_leaves_a_question_to_people(ingest, staff, agent):
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Say yes",
+            "agent": agent.agent,
+            "reason": "ask_user",
+            "tool_name": "",
+            "match_schema": None,
+            "action": "approve",
+            "mode": "enforce",
+        },
+    )
+    body = [
+        {"type": "RUN_STARTED", "threadId": "t1", "runId": "r1"},
+        {
+            "type": "RUN_FINISHED",
+            "threadId": "t1",
+            "runId": "r1",
+            "outcome": {
+                "type": "interrupt",
+                "interrupts": [{"id": "q-1", "reason": "ask_user", "message": "Which colour?"}],
+            },
+        },
+    ]
+    assert ingest(agent, body).status_code == 201
+    asked = InboxItem.objects.get(interrupt_id="q-1")
+    assert asked.is_open and asked.response_payload is None
+    match = PolicyMatch.objects.get(item=asked)
+    assert match.outcome == "refused" and match.note.startswith("asks_a_question")

@@ -4,6 +4,8 @@
   runs (``reason: tool_call``, schema ``{approved}``, the real toolCallId).
 - "Budget …": the model calls ``requestBudget``, whose body asks a person itself with
   ``tool_context.interrupt("inbox:budget", reason=…)`` (``reason`` = that name, no schema, no toolCallId).
+- "Ask …": the model calls ``ask_human``, which asks the question with ``tool_context.interrupt("ask_human",
+  reason={"question": …})`` and uses the answer (``RECORD["sent"]``: what it received as the answer).
 
 Run: ``.venv/frameworks/strands/bin/python -m tests.frameworks.servers.strands_agent --port N``. The snippet
 in docs/agents/strands.md is this file's block between the ``docs`` markers.
@@ -17,7 +19,7 @@ import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
-from tests.frameworks.servers.common import app_with, email_args, record_sent, serve  # isort: skip
+from tests.frameworks.servers.common import RECORD, app_with, email_args, record_sent, serve  # isort: skip
 
 from ag_ui_strands import StrandsAgent, StrandsAgentConfig, ToolBehavior, add_strands_fastapi_endpoint
 from fastapi import FastAPI
@@ -55,6 +57,8 @@ class ScriptedModel(Model):
         prompt = " ".join(block.get("text", "") for block in last["content"] if "text" in block)
         if prompt.lower().startswith("budget"):
             name, args = "requestBudget", {"amount": int(re.sub(r"\D", "", prompt) or 0)}
+        elif prompt.lower().startswith("ask "):
+            name, args = "ask_human", {"question": prompt[4:].strip()}
         else:
             name, args = "sendEmail", email_args(prompt)
         tool_use_id = f"tooluse-{uuid.uuid4().hex[:12]}"
@@ -82,8 +86,20 @@ def request_budget(amount: int, tool_context: ToolContext) -> str:
     return f"budget {amount} {'approved' if approved else 'refused'}"
 
 
+@tool(name="ask_human", context=True)
+def ask_human(question: str, tool_context: ToolContext) -> str:
+    """Ask a person a question and use the answer: a named interrupt whose reason carries the question."""
+    answer = tool_context.interrupt("ask_human", reason={"question": question})
+    if not isinstance(answer, dict) or answer.get("cancelled"):
+        return "nobody answered"
+    # The adapter hands the tool {"response": <the resume payload>}: the person's words, as the tool uses them.
+    response = answer.get("response")
+    RECORD["sent"].append({"toolCallId": tool_context.tool_use["toolUseId"], "args": {"answer": response}})
+    return f"The person answered: {response}"
+
+
 strands_agent = StrandsAgent(
-    agent=Agent(model=ScriptedModel(), tools=[send_email, request_budget]),
+    agent=Agent(model=ScriptedModel(), tools=[send_email, request_budget, ask_human]),
     name="mailer",
     config=StrandsAgentConfig(tool_behaviors={"sendEmail": ToolBehavior(interrupt_on_call=True)}),
 )
