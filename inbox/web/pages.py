@@ -144,6 +144,19 @@ def pane_moved_on(request: HttpRequest, *, said: str, following: InboxItem, afte
     return response
 
 
+def pane_shown_ahead(request: HttpRequest, *, said: str, after: int) -> HttpResponse | None:
+    """After a decision the split view sent behind the next item's pane, which it showed at once (``X-Pane-Shown``
+    names that item, split.js): the answer is only the words to put above it (or the decision's Undo toast) and where
+    it is (``X-Pane-Next``, with the run just decided for its socket to watch). The browser recorded that pane as seen
+    when it showed it. None: not such a request."""
+    shown = database_id(request.headers.get("X-Pane-Shown")) if is_pane_request(request) else None
+    if shown is None:
+        return None
+    response = render(request, "inbox/_flashes.html", {"messages": [Message(SUCCESS, said)] if said else []})
+    response["X-Pane-Next"] = f"{reverse('inbox:item', kwargs={'pk': shown})}?after={after}"
+    return response
+
+
 def item_context(
     request: HttpRequest,
     item: InboxItem,

@@ -21,6 +21,8 @@
   document.addEventListener("inbox:live-applied", followChain);
   // A new item in the split view's pane is a fresh start, as a new page is.
   document.addEventListener("inbox:pane-loaded", function () { started = false; announceAskedAgain(); countUndo(); });
+  // The words of a decision sent behind the pane it moved on to arrive after the pane (split.js).
+  document.addEventListener("inbox:pane-words", countUndo);
   followChain();
 
   /* Arrived by the chain (the server rendered "The agent asked again: …" into the live region): a region's
