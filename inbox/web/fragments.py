@@ -278,12 +278,18 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
             names.append("inbox/_quorum.html")
     else:
         # The outcome (in the open page's placeholder, above its locked form, when it was decided elsewhere), its
-        # delivery, the tool result and the follow-up, as they change.
+        # delivery, the tool result and the follow-up, as they change; the card's heading says what was decided.
         context.update(chain.follow_up_context(user=user, run_id=item.run_id))
-        names.append("inbox/_item_outcome.html")
+        names += ["inbox/_item_outcome.html", "inbox/_decision_heading.html"]
+        quorum = context["quorum"]
+        if quorum and quorum.remaining == 0 and item.status == InboxItem.Status.RESOLVED and not item.is_denial:
+            names.append("inbox/_quorum.html")  # every approver of the quorum, as the decided item's page lists them
     if full or any(event == "comment.added" and p.get("item") == item.pk for event, p in relevant):
         names.append("inbox/_comment_list.html")
     parts = [render_to_string(name, context) for name in names]
+    if not item.is_open and context["quorum"] and "inbox/_quorum.html" not in names:
+        # An open page's count of approvals and its hint say no more once the item is over.
+        parts.append('<div id="quorum" hx-swap-oob="delete"></div><p id="quorum-hint" hx-swap-oob="delete"></p>')
     parts.append(render_to_string("inbox/_status_pill.html", {**context, "pill_id": "item-status"}))
     notice = _chain_notice(view, item, user, [*relevant, *chained]) or _item_notice(
         item, user, relevant, shown_status=view.shown_status if full else ""

@@ -117,3 +117,42 @@ def test_a_refused_decision_brings_the_item_back_with_the_reason(login, alice, b
     expect(pane.locator("[data-decision-error]")).to_contain_text("already")
     expect(pane.locator(f'[data-item-status="{orders[0].pk}"]').first).to_have_text("Denied")
     assert InboxItem.objects.get(pk=orders[0].pk).decided_by == bob
+
+
+def test_an_item_decided_in_another_browser_turns_read_only_where_it_is_shown(
+    login, alice, bob, staff, live_asgi, make_agent
+):
+    two = make_agent("two-keys", approvals_required=2)
+    (item,) = ship_orders(live_asgi, two, [30], prefix="q-")
+    off_loop(decision_submit, item_id=item.pk, user=staff, status="resolved", payload={"approved": True})
+    page = login(alice)
+    page.set_viewport_size(WIDE)
+    open_live(page, f"/inbox/?item={item.pk}")
+    pane = _pane(page, item)
+    heading = pane.locator("[data-decision-heading]")
+    expect(heading).to_have_text("Your decision")
+    expect(pane.locator("[data-decide-by]")).to_be_visible()
+    expect(pane.locator("[data-snooze]")).to_be_enabled()
+
+    # Bob, in a browser of his own, gives the second approval the item needs.
+    other = login(bob)
+    other.goto(f"{item.get_absolute_url()}?full=1")
+    other.locator('[data-decision-form] button[data-action="approve"]').click()
+    expect(other.locator("[data-decision-heading]")).to_have_text("Decided by staff and bob: Approved")
+
+    # Alice's pane reads as the decision it is now: who decided and what, every approver of the quorum, no
+    # deadline to decide by, and nothing left to press.
+    expect(heading).to_have_text("Decided by staff and bob: Approved")
+    expect(pane.locator("#live-notice")).to_contain_text("Decided by bob")
+    expect(pane.locator("[data-quorum]")).to_contain_text("Approved by staff and bob.")
+    expect(pane.locator("[data-quorum]")).not_to_contain_text("needs")
+    expect(pane.locator("[data-item-outcome] [data-deciders]")).to_have_text("by staff and bob")
+    expect(pane.locator("[data-decide-by]")).to_have_count(0)
+    for control in ('button[data-action="approve"]', 'button[data-action="deny"]', "[data-claim]"):
+        expect(pane.locator(control)).to_be_disabled()
+    expect(pane.locator("[data-snooze]")).to_be_disabled()
+    expect(pane.locator("[data-snooze-until]")).to_be_disabled()
+    # A reload says the same.
+    page.reload()
+    expect(_pane(page, item).locator("[data-decision-heading]")).to_have_text("Decided by staff and bob: Approved")
+    expect(_pane(page, item).locator("[data-snooze]")).to_have_count(0)
