@@ -90,6 +90,12 @@ class LiveView:
         )
 
     @property
+    def follows_chain(self) -> bool:
+        """The page goes to the chain's follow-up as soon as it arrives: the item page reached by deciding, never the
+        list's split view, whose pane stays on the item read (the follow-up is announced there, with its key)."""
+        return self.chain and self.kind == "item"
+
+    @property
     def subscription(self) -> tuple[str, int] | None:
         if self.pk is None:
             return None
@@ -265,7 +271,7 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         "decided_count": sum(1 for sibling in siblings if sibling.status in _DECIDED),
         "user": user,
         "oob": True,
-        "chain_auto": view.chain,
+        "chain_auto": view.follows_chain,
         **detail.item_team(user=user, item=item, decisions=decisions),
     }
     # The claim box in both states: once the item is closed, its claim, release and assign controls are disabled
@@ -311,7 +317,7 @@ def _chain_notice(view: LiveView, item: InboxItem, user: Any, events: list[Event
         following = chain.follow_up(user=user, run_id=run_id, resumed_run_id=payload["resumedRun"])
         if following is not None and following.pk != item.pk:
             html = render_to_string(
-                "inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.chain, "asked_after": run_id}
+                "inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.follows_chain, "asked_after": run_id}
             )
             return (html, "")
     return None

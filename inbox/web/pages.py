@@ -223,8 +223,9 @@ def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
         "asked_again": asked is not None and asked != item.run_id and chain.resumed_run_of(asked) == item.run_id,
         "chain_after": after,
         "chain_notice": earlier if earlier is not None and earlier.pk != item.pk else None,
-        # Followed at once only on the page reached by deciding, never when a decided item is revisited.
-        "chain_auto": after is not None and then_next(request),
+        # Followed at once only on the page reached by deciding, never when a decided item is revisited, and never in
+        # the split view's pane: nothing pulls the pane away from the item read (the follow-up is announced there).
+        "chain_auto": after is not None and then_next(request) and not is_pane_request(request),
     }
 
 
