@@ -317,7 +317,8 @@ def _chain_notice(view: LiveView, item: InboxItem, user: Any, events: list[Event
         following = chain.follow_up(user=user, run_id=run_id, resumed_run_id=payload["resumedRun"])
         if following is not None and following.pk != item.pk:
             html = render_to_string(
-                "inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.follows_chain, "asked_after": run_id}
+                "inbox/_chain_notice.html",
+                {"follow_up": following, "chain_auto": view.follows_chain, "asked_after": run_id},
             )
             return (html, "")
     return None

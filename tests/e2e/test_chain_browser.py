@@ -134,7 +134,10 @@ def test_on_the_next_item_an_approver_already_working_gets_the_follow_up_as_a_li
 
 
 def test_beside_the_list_the_follow_up_is_announced_and_the_pane_stays_on_the_item_read(
-    login, alice, demo, invoice  # noqa: F811
+    login,
+    alice,
+    demo,  # noqa: F811
+    invoice,
 ):
     other = InboxItem.objects.get(
         run=off_loop(run_start, agent=demo.agent, user=alice, message="email bob@example.com").run
