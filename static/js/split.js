@@ -184,7 +184,7 @@
           if (!now) return;
           words(now, result.html);
           document.dispatchEvent(new CustomEvent("inbox:pane-words"));
-        });
+        }, function () { /* the pane moved on to did not load: failed() said so */ });
         return;
       }
       // Refused, or not closed (the server answers with the item's pane and why): the item is back, whatever
