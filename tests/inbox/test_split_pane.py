@@ -125,5 +125,8 @@ def test_the_split_views_socket_follows_its_item_and_refuses_a_bad_one():
     view = LiveView.parse("view=list&tab=open&item=12&status=open")
     assert (view.kind, view.pk, view.subscription) == ("list", 12, ("item", 12))
     assert LiveView.parse("view=list&tab=open").subscription is None
+    # The chain's follow-up is followed at once on the item page reached by deciding, never in the pane (issue 48).
+    assert LiveView.parse("view=item&item=12&after=3&chain=1").follows_chain
+    assert not LiveView.parse("view=list&item=12&after=3&chain=1").follows_chain
     with pytest.raises(ValueError, match="item: the numeric id"):
         LiveView.parse("view=list&item=x")
