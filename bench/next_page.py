@@ -5,13 +5,17 @@ Starts the product as in production (uvicorn, DEBUG=0, PostgreSQL ``bench_click`
 pool) on a loopback port, with a Celery worker draining the resume queue, fills one inbox with runs of three
 interrupts and logs in through the login form.
 
-The split view (1280×800): the list with the first item beside it; each click on Approve posts the decision and
-the next item's pane replaces it in place (split.js), which fetched it ahead during a 300 ms pause before the click
-(a reader's, shorter than any). For each click it reads, in the page, the time from the
-click to the new pane swapped in (``performance.now()`` around the click and split.js's ``inbox:pane-loaded``)
-and the Resource Timing entry of the request (the POST; with the next pane not yet fetched ahead, its redirect and
-that pane). The reference is the pane the click will show, fetched by a plain GET in the same page just before the
-click (its Resource Timing entry).
+The split view (1280×800): the list with the first item beside it; Approve (a click) or the ``a`` / ``d`` keys
+(pressed through Playwright's keyboard, alternating) show the next item's pane in place (split.js), which fetched it
+ahead during a 300 ms pause before each (a reader's, shorter than any), and send the decision behind it. For each it
+reads, in the page, the time from the click or the keydown event to the new pane swapped in (``performance.now()``,
+the event's ``timeStamp``, split.js's ``inbox:pane-loaded``), then waits for the decision's answer and reads its
+Resource Timing entry (the POST, sent behind the pane). The reference is the pane it will show, fetched by a plain
+GET in the same page just before (its Resource Timing entry).
+
+``--load``: the split view is measured quiet, then again with a load generator running (a process of
+``--load-threads`` threads logged in as the same user, fetching list pages — tabs, a search, a page of rows — back
+to back as fast as the server answers): what an approver sees when the server is busy with other people's lists.
 
 A link to an item (``--view link``, 1280×800): for each item, opens its plain address (``/inbox/items/<id>/``,
 as a mail or a notice links it), which on a wide screen replaces itself with the split view's (to_split.js):
@@ -26,6 +30,7 @@ load event). The reference is the same page opened by a plain GET in the same ru
 Prints p50 / p95 of each and the ratio of the medians. Nothing leaves 127.0.0.1.
 
     .venv/bin/python bench/next_page.py [--clicks 30] [--db postgres|sqlite] [--view split|page|link]
+                                        [--load [--load-threads 4]]
 """
 
 from __future__ import annotations
@@ -53,21 +58,31 @@ QUEUE = "inbox-bench-click"
 TARGET_MS = 150.0
 READING_MS = 300  # the split view: a pause before each click, as a reader's, in which the next pane is fetched ahead
 
-# Click Approve in the split view's pane; resolves once the next item's pane is in (split.js's event).
-SPLIT_CLICK = """() => new Promise((resolve, reject) => {
+# Arm the measure of one decision in the split view's pane: from the click, or the key's keydown event, to the next
+# item's pane in (split.js's event); then the decision's POST, sent behind it, once its answer is in. The result is
+# left in window.__next (a promise), read by NEXT_RESULT.
+SPLIT_ARM = """(how) => {
   const pane = document.querySelector('#split-pane [data-pane-item]');
   const before = pane.dataset.itemId;
   performance.clearResourceTimings();
-  const start = performance.now();
-  document.addEventListener('inbox:pane-loaded', (event) => {
-    const shown = performance.now() - start;
-    const entry = performance.getEntriesByType('resource').find(e => e.name.includes('/decide/'));
-    resolve({before: before, after: event.detail.item, total: shown, request: entry ? entry.duration : NaN,
-             browser: entry ? shown - (entry.responseEnd - start) : NaN});
-  }, {once: true});
-  setTimeout(() => reject(new Error('no pane within 10 s')), 10000);
-  pane.querySelector('button[data-action=approve]').click();
-})"""
+  let start = null;
+  window.__next = new Promise((resolve, reject) => {
+    if (how === 'key') document.addEventListener('keydown', (event) => { start = event.timeStamp; }, {once: true, capture: true});
+    document.addEventListener('inbox:pane-loaded', async (event) => {
+      const shown = performance.now() - start;
+      const posted = () => performance.getEntriesByType('resource').find(e => e.name.includes('/decide/'));
+      while (!posted()) await new Promise((done) => setTimeout(done, 10));
+      resolve({before: before, after: event.detail.item, total: shown, request: posted().duration});
+    }, {once: true});
+    setTimeout(() => reject(new Error('no pane within 10 s')), 10000);
+  });
+  if (how === 'click') {
+    start = performance.now();
+    pane.querySelector('button[data-action=approve]').click();
+  }
+}"""
+
+NEXT_RESULT = "() => window.__next"
 
 NEXT_PANE = "() => new URL(document.querySelector('#split-pane [data-triage-next]').href).pathname"
 
@@ -104,7 +119,10 @@ def main() -> int:
     parser.add_argument("--clicks", type=int, default=30)
     parser.add_argument("--db", choices=["postgres", "sqlite"], default="postgres")
     parser.add_argument("--view", choices=["split", "page", "link"], default="split")
+    parser.add_argument("--load", action="store_true", help="split view: measure again with a load generator running")
+    parser.add_argument("--load-threads", type=int, default=4)
     args = parser.parse_args()
+    phases = ["quiet", "loaded"] if args.load and args.view == "split" else ["quiet"]
     from playwright.sync_api import sync_playwright
 
     port = free_port()
@@ -174,7 +192,9 @@ def main() -> int:
                 except httpx.TransportError:
                     pass
                 time.sleep(0.1)
-            runs = (args.clicks + 2) // 3 + 1
+            # The split view decides 2 × clicks items a phase (clicks and keys), the others one per click.
+            wanted = args.clicks * (2 * len(phases) if args.view == "split" else 1) + 1
+            runs = (wanted + 2) // 3 + 1
             for n in range(runs):
                 body = {
                     "type": "RUN_FINISHED",
@@ -198,7 +218,7 @@ def main() -> int:
                     },
                 }
                 assert http.post("/api/v1/runs", json=body).status_code == 201
-        ids = _open_item_ids(env)[: args.clicks + 1]
+        ids = _open_item_ids(env)[:wanted]
 
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox"])
@@ -208,8 +228,11 @@ def main() -> int:
             page.fill("input[name=password]", "click-click-1")
             page.click("button[type=submit], input[type=submit]")
             page.wait_for_load_state("load")
-            measure = {"split": _split_clicks, "page": _page_clicks, "link": _link_opens}[args.view]
-            clicks, reference = measure(page, base, ids)
+            if args.view == "split":
+                results = _split_phases(page, base, ids, phases, args.clicks, args.load_threads)
+            else:
+                measure = {"page": _page_clicks, "link": _link_opens}[args.view]
+                clicks, reference = measure(page, base, ids)
             browser.close()
     finally:
         fixture.stop(processes)
@@ -219,17 +242,20 @@ def main() -> int:
 
     if args.view == "split":
         print(
-            f"click to next item: {len(clicks['total'])} clicks on Approve in the split view, Chromium 1280×800, ",
-            end="",
+            f"decision to next item in the split view: {args.clicks} clicks on Approve and {args.clicks} presses of a/d "
+            f"a phase, Chromium 1280×800, uvicorn + {args.db} + Redis, {os.cpu_count()} cores"
         )
-        print(f"uvicorn + {args.db} + Redis")
-        print(
-            f"  click → next item's pane swapped in            {summary(clicks['total'])}   target < {TARGET_MS:.0f} ms"
-        )
-        print(f"    the POST (resource timing)                   {summary(clicks['request'])}")
-        print(f"    browser: response end → pane swapped in      {summary(clicks['browser'])}")
-        print(f"  reference: the same pane by a plain GET        {summary(reference['total'])}")
-    elif args.view == "link":
+        for phase, (measured, load) in results.items():
+            head = phase if load is None else f"{phase} ({args.load_threads} threads fetching list pages: {load})"
+            print(f"  {head}")
+            for how, words in (("click", "Approve (click) → next pane"), ("key", "a / d (key) → next pane    ")):
+                times, reference = measured[how]
+                ratio = statistics.median(times["total"]) / statistics.median(reference)
+                print(f"    {words}           {summary(times['total'])}   target < {TARGET_MS:.0f} ms")
+                print(f"      the decision's POST, sent behind      {summary(times['request'])}")
+                print(f"      reference: the same pane, plain GET   {summary(reference)}   ratio {ratio:.2f}")
+        return 0
+    if args.view == "link":
         print(f"a link to an item: {len(clicks['total'])} items, Chromium 1280×800, uvicorn + {args.db} + Redis")
         print(f"  item link → split view loaded (wall, Playwright) {summary(clicks['total'])}")
         print(f"  reference: the split view's address opened       {summary(reference['total'])}")
@@ -251,22 +277,96 @@ def main() -> int:
     return 0
 
 
-def _split_clicks(page, base: str, ids: list[int]) -> tuple[dict, dict]:
-    clicks: dict[str, list[float]] = {"total": [], "request": [], "browser": []}
-    reference: dict[str, list[float]] = {"total": []}
+def _split_phases(page, base: str, ids: list[int], phases: list[str], count: int, threads: int) -> dict:
+    """Each phase: ``count`` clicks on Approve and ``count`` presses of a / d, alternating, in the split view;
+    the loaded phase with the load generator running. {phase: ({"click"|"key": (times, reference)}, load words)}."""
     page.goto(f"{base}/inbox/?item={ids[0]}")
     page.wait_for_selector(f'#split-pane [data-pane-item][data-item-id="{ids[0]}"]')
-    for _ in ids[1:]:
+    results = {}
+    for phase in phases:
+        generator = None
+        if phase == "loaded":
+            cookies = {cookie["name"]: cookie["value"] for cookie in page.context.cookies()}
+            generator = LoadGenerator(base, cookies, threads)
+            generator.start()
+        try:
+            measured = _split_decisions(page, count)
+        finally:
+            load = generator.stop() if generator is not None else None
+        results[phase] = (measured, load)
+    return results
+
+
+def _split_decisions(page, count: int) -> dict:
+    measured: dict = {how: ({"total": [], "request": []}, []) for how in ("click", "key")}
+    for n in range(2 * count):
+        how = "click" if n % 2 == 0 else "key"
+        times, reference = measured[how]
         page.wait_for_timeout(READING_MS)
         # The reference first, once the page is quiet (the pane fetched ahead, the socket reconnected): the pane
-        # the click will show, by a plain GET.
+        # the decision will show, by a plain GET.
         following = page.evaluate(NEXT_PANE)
-        reference["total"].append(page.evaluate(SPLIT_REFERENCE, following))
-        timing = page.evaluate(SPLIT_CLICK)
+        reference.append(page.evaluate(SPLIT_REFERENCE, following))
+        page.evaluate(SPLIT_ARM, how)
+        if how == "key":
+            page.keyboard.press("a" if n % 4 == 1 else "d")
+        timing = page.evaluate(NEXT_RESULT)
         assert timing["after"] != timing["before"] and following.endswith(f"/{timing['after']}/"), timing
-        for key in ("total", "request", "browser"):
-            clicks[key].append(timing[key])
-    return clicks, reference
+        for key in ("total", "request"):
+            times[key].append(timing[key])
+    return measured
+
+
+class LoadGenerator:
+    """Another process, ``threads`` threads logged in with the page's session, fetching list pages back to back."""
+
+    PATHS = (
+        "/inbox/",
+        "/inbox/?tab=all",
+        "/inbox/?tab=decided",
+        "/inbox/?tab=mine",
+        "/inbox/?q=step",
+        "/inbox/?page=2",
+    )
+
+    def __init__(self, base: str, cookies: dict[str, str], threads: int) -> None:
+        import multiprocessing
+
+        self.stopping = multiprocessing.Event()
+        self.count = multiprocessing.Value("i", 0)
+        self.process = multiprocessing.Process(
+            target=LoadGenerator._run, args=(base, cookies, threads, self.stopping, self.count), daemon=True
+        )
+        self.started = 0.0
+
+    def start(self) -> None:
+        self.process.start()
+        self.started = time.perf_counter()
+
+    def stop(self) -> str:
+        self.stopping.set()
+        self.process.join(timeout=30)
+        seconds = time.perf_counter() - self.started
+        return f"{self.count.value} pages in {seconds:.0f} s, {self.count.value / seconds:.1f}/s"
+
+    @staticmethod
+    def _run(base: str, cookies: dict[str, str], threads: int, stopping, count) -> None:
+        import threading
+
+        def hammer(offset: int) -> None:
+            with httpx.Client(base_url=base, cookies=cookies, timeout=30) as http:
+                n = offset
+                while not stopping.is_set():
+                    http.get(LoadGenerator.PATHS[n % len(LoadGenerator.PATHS)])
+                    n += 1
+                    with count.get_lock():
+                        count.value += 1
+
+        workers = [threading.Thread(target=hammer, args=(n,)) for n in range(threads)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join()
 
 
 def _page_clicks(page, base: str, ids: list[int]) -> tuple[dict, dict]:

@@ -27,6 +27,7 @@ from inbox.web.pages import (
     item_page,
     list_filters_of,
     pane_moved_on,
+    pane_shown_ahead,
     run_or_404,
     run_page,
 )
@@ -60,6 +61,9 @@ def item_decide(request: HttpRequest, pk: int) -> HttpResponse:
         # The Undo toast says it, with its button; without one, a message does.
         said = "" if undo else f"{decision_words(outcome.item)}: “{item.short_title}”."
         if going_on:
+            shown = pane_shown_ahead(request, said=said, after=item.run_id)
+            if shown is not None:
+                return shown
             following, _previous = detail.neighbours_in_list(
                 user=request.user, filters=list_filters_of(request), item=item
             )

@@ -92,6 +92,12 @@ class LiveView:
         )
 
     @property
+    def follows_chain(self) -> bool:
+        """The page goes to the chain's follow-up as soon as it arrives: the item page reached by deciding, never the
+        list's split view, whose pane stays on the item read (the follow-up is announced there, with its key)."""
+        return self.chain and self.kind == "item"
+
+    @property
     def subscription(self) -> tuple[str, int] | None:
         if self.pk is None:
             return None
@@ -276,7 +282,7 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
         "decided_count": sum(1 for sibling in siblings if sibling.status in _DECIDED),
         "user": user,
         "oob": True,
-        "chain_auto": view.chain,
+        "chain_auto": view.follows_chain,
         **detail.item_team(user=user, item=item, decisions=decisions),
     }
     # The claim box in both states: once the item is closed, its claim, release and assign controls are disabled
@@ -289,12 +295,18 @@ def _item(view: LiveView, user: Any, events: list[Event], full: bool) -> Rendere
             names.append("inbox/_quorum.html")
     else:
         # The outcome (in the open page's placeholder, above its locked form, when it was decided elsewhere), its
-        # delivery, the tool result and the follow-up, as they change.
+        # delivery, the tool result and the follow-up, as they change; the card's heading says what was decided.
         context.update(chain.follow_up_context(user=user, run_id=item.run_id))
-        names.append("inbox/_item_outcome.html")
+        names += ["inbox/_item_outcome.html", "inbox/_decision_heading.html"]
+        quorum = context["quorum"]
+        if quorum and quorum.remaining == 0 and item.status == InboxItem.Status.RESOLVED and not item.is_denial:
+            names.append("inbox/_quorum.html")  # every approver of the quorum, as the decided item's page lists them
     if full or any(event == "comment.added" and p.get("item") == item.pk for event, p in relevant):
         names.append("inbox/_comment_list.html")
     parts = [render_to_string(name, context) for name in names]
+    if not item.is_open and context["quorum"] and "inbox/_quorum.html" not in names:
+        # An open page's count of approvals and its hint say no more once the item is over.
+        parts.append('<div id="quorum" hx-swap-oob="delete"></div><p id="quorum-hint" hx-swap-oob="delete"></p>')
     parts.append(render_to_string("inbox/_status_pill.html", {**context, "pill_id": "item-status"}))
     notice = _chain_notice(view, item, user, [*relevant, *chained]) or _item_notice(
         item, user, relevant, shown_status=view.shown_status if full else ""
@@ -316,7 +328,8 @@ def _chain_notice(view: LiveView, item: InboxItem, user: Any, events: list[Event
         following = chain.follow_up(user=user, run_id=run_id, resumed_run_id=payload["resumedRun"])
         if following is not None and following.pk != item.pk:
             html = render_to_string(
-                "inbox/_chain_notice.html", {"follow_up": following, "chain_auto": view.chain, "asked_after": run_id}
+                "inbox/_chain_notice.html",
+                {"follow_up": following, "chain_auto": view.follows_chain, "asked_after": run_id},
             )
             return (html, "")
     return None

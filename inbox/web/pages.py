@@ -144,6 +144,19 @@ def pane_moved_on(request: HttpRequest, *, said: str, following: InboxItem, afte
     return response
 
 
+def pane_shown_ahead(request: HttpRequest, *, said: str, after: int) -> HttpResponse | None:
+    """After a decision the split view sent behind the next item's pane, which it showed at once (``X-Pane-Shown``
+    names that item, split.js): the answer is only the words to put above it (or the decision's Undo toast) and where
+    it is (``X-Pane-Next``, with the run just decided for its socket to watch). The browser recorded that pane as seen
+    when it showed it. None: not such a request."""
+    shown = database_id(request.headers.get("X-Pane-Shown")) if is_pane_request(request) else None
+    if shown is None:
+        return None
+    response = render(request, "inbox/_flashes.html", {"messages": [Message(SUCCESS, said)] if said else []})
+    response["X-Pane-Next"] = f"{reverse('inbox:item', kwargs={'pk': shown})}?after={after}"
+    return response
+
+
 def item_context(
     request: HttpRequest,
     item: InboxItem,
@@ -210,8 +223,9 @@ def _chain(request: HttpRequest, item: InboxItem) -> dict[str, Any]:
         "asked_again": asked is not None and asked != item.run_id and chain.resumed_run_of(asked) == item.run_id,
         "chain_after": after,
         "chain_notice": earlier if earlier is not None and earlier.pk != item.pk else None,
-        # Followed at once only on the page reached by deciding, never when a decided item is revisited.
-        "chain_auto": after is not None and then_next(request),
+        # Followed at once only on the page reached by deciding, never when a decided item is revisited, and never in
+        # the split view's pane: nothing pulls the pane away from the item read (the follow-up is announced there).
+        "chain_auto": after is not None and then_next(request) and not is_pane_request(request),
     }
 
 

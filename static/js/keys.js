@@ -152,6 +152,10 @@
       },
     },
     {
+      keys: ["f"], where: "item", does: "Open the follow-up the agent asked for (when the page announces one)",
+      run: function () { return Boolean(window.InboxTriage) && window.InboxTriage.openFollowUp(); },
+    },
+    {
       keys: ["u"], where: "any", does: "Undo the decision just made (while its Undo shows)",
       run: function () {
         var button = $("[data-undo-toast] [data-undo]");

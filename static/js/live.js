@@ -69,7 +69,7 @@
   }
 
   // The item page's own item closed elsewhere (the server pushed its pill, which no longer says Open): its
-  // countdown stops and says so, and its form looks and acts decided.
+  // countdown stops and says so, and its form, claim and snooze controls look and act decided.
   function closeItem() {
     var pill = document.getElementById("item-status");
     if (!pill || pill.dataset.outcome === "open") return;
@@ -79,7 +79,9 @@
       el.classList.add("is-stopped");
       el.textContent = "no longer open";
     });
-    document.querySelectorAll("[data-decision-form], [data-claim-box]").forEach(function (form) {
+    // Over means read-only: no deadline left to decide by, and no snoozing what is over.
+    document.querySelectorAll(".item-head [data-decide-by]").forEach(function (el) { el.remove(); });
+    document.querySelectorAll("[data-decision-form], [data-claim-box], [data-snooze-box]").forEach(function (form) {
       form.setAttribute("aria-disabled", "true");
       form.querySelectorAll("button, input, textarea, select").forEach(function (el) { el.disabled = true; });
     });

@@ -112,12 +112,22 @@
     if (window.inboxLive) window.inboxLive.retire();
     htmx.swap(pane, result.html, { swapStyle: "innerHTML", swapDelay: 0, settleDelay: 0 });
     pane.scrollTop = 0;
-    if (how.said) {  // moved on to a pane fetched ahead: the words of the decision, and the run its socket watches
-      var shown = root();
-      shown.insertAdjacentHTML("afterbegin", how.said);
-      if (how.after && !/(^|&)after=/.test(shown.dataset.liveQuery)) shown.dataset.liveQuery += "&after=" + how.after + "&chain=1";
-    }
+    // Moved on after a decision: the words of the decision, and the run its socket watches (the chain).
+    var shown = root();
+    if (how.after) words(shown, how.said || "");
+    if (how.after && !/(^|&)after=/.test(shown.dataset.liveQuery)) shown.dataset.liveQuery += "&after=" + how.after + "&chain=1";
     settled(how);
+  }
+
+  /* The words of the decision just made (and its Undo) above the pane it moved on to; an Undo the pane was fetched
+     with (a decision before it) is superseded, and goes. */
+  function words(shown, html) {
+    shown.querySelectorAll("[data-undo-toast]").forEach(function (toast) {
+      var stack = toast.parentNode;
+      toast.remove();
+      if (stack && !stack.children.length) stack.remove();
+    });
+    if (html.trim()) shown.insertAdjacentHTML("afterbegin", html);
   }
 
   function splitUrlOf(itemUrl) {
@@ -142,6 +152,50 @@
     answer.then(function (result) { show(result, how, ticket); }, function () { failed(ticket); });
   }
 
+  /* A decision that moves on (Approve, Deny, Cancel with "Then go to the next open item" on) to a pane fetched
+     ahead: that pane is shown at once, and the decision is sent behind it (X-Pane-Shown names what is shown). Its
+     answer is the words of the decision (the Undo toast), put above the pane then shown; a refused decision (400,
+     409: expired, decided elsewhere, claimed) or one that did not close the item brings the item back with the
+     server's words. An approval of an item that needs several approvers, and an answer typed in (edits, a form,
+     words), wait for the server: they may stay on the item or be refused for what was typed. */
+  var MOVES_ON = { approve: true, deny: true, cancel: true };
+
+  function movesOn(form, data, shown) {
+    if (!/\/decide\/$/.test(form.getAttribute("action") || "") || data.get("then") !== "next") return false;
+    var action = data.get("action");
+    if (!MOVES_ON[action]) return false;
+    return !(action === "approve" && shown.querySelector("[data-quorum]"));
+  }
+
+  function decideAhead(action, data, shown, nextPath) {
+    var entry = ahead[nextPath];
+    delete ahead[nextPath];
+    seen(nextPath);
+    var decided = shown.dataset.itemId;
+    var ticket = ++showing;
+    var how = { push: true, focus: true, after: shown.dataset.runId };
+    var moved = entry.promise.then(function (following) { show(following, how, ticket); });
+    moved.catch(function () { failed(ticket); });
+    var sent = paneRequest(action.pathname, { method: "POST", body: data, headers: { "X-Pane-Shown": ITEM.exec(nextPath)[1] } });
+    sent.then(function (result) {
+      if (result.next) {  // decided: its words (and Undo) above the pane on screen, once the pane moved on is in
+        moved.then(function () {
+          var now = root();
+          if (!now) return;
+          words(now, result.html);
+          document.dispatchEvent(new CustomEvent("inbox:pane-words"));
+        }, function () { /* the pane moved on to did not load: failed() said so */ });
+        return;
+      }
+      // Refused, or not closed (the server answers with the item's pane and why): the item is back, whatever
+      // is shown meanwhile, since the decision it showed as made was not.
+      show(result, { push: true, focus: true }, ++showing);
+    }, function () {
+      open("/inbox/items/" + decided + "/", { push: true, focus: true });
+      if (window.InboxKeys) window.InboxKeys.say("The decision could not be sent. Check the connection: the item is shown again.");
+    });
+  }
+
   function submit(event) {
     var form = event.target;
     // getAttribute: the decision form's buttons are named "action", which form.action would return.
@@ -150,15 +204,19 @@
     // The pane's forms (its Undo toast's too: it brings the item back beside the list).
     if (!pane.contains(form) || !ITEM_FORM.test(action.pathname)) return;
     event.preventDefault();
-    var before = root() && root().dataset.itemId;
-    var ticket = ++showing;
-    pane.setAttribute("aria-busy", "true");
-    // The next item's pane, if it is here already: the server then answers with where to go, not the pane.
+    var shown = root();
+    var before = shown && shown.dataset.itemId;
+    var data = new FormData(form, event.submitter);
+    // The next item's pane, if it is here already: shown now (a decision that moves on), or the server answers
+    // with where to go rather than the pane.
     var next = pane.querySelector("[data-triage-next]");
     var nextPath = next ? new URL(next.href, location.href).pathname : "";
     var fresh = ahead[nextPath] && Date.now() - ahead[nextPath].at <= PREFETCH_MS;
+    if (fresh && shown && movesOn(form, data, shown)) { decideAhead(action, data, shown, nextPath); return; }
+    var ticket = ++showing;
+    pane.setAttribute("aria-busy", "true");
     var headers = fresh ? { "X-Pane-Ahead": ITEM.exec(nextPath)[1] } : {};
-    paneRequest(action.pathname, { method: "POST", body: new FormData(form, event.submitter), headers: headers }).then(function (result) {
+    paneRequest(action.pathname, { method: "POST", body: data, headers: headers }).then(function (result) {
       if (!result.next) {
         var moved = /data-pane-item[^>]*data-item-id="(\d+)"/.exec(result.html);
         show(result, { push: Boolean(moved) && moved[1] !== before, focus: true }, ticket);

@@ -1,8 +1,10 @@
 /* After deciding:
 
    - the chain: when the agent answers the run just decided with another interrupt, the server renders its link
-     with data-chain-auto (only with "Then go to the next open item" on); it is followed at once, unless the
-     approver already started on this page or pane: then the link stays in the notice for them to take;
+     with data-chain-auto on the item page (only with "Then go to the next open item" on); it is followed at once,
+     unless the approver already started on this page: then the link stays in the notice for them to take. The
+     split view's pane is never taken away: the notice (a polite live region) announces the follow-up, with a button
+     and the f key to open it;
    - undo: the toast after a decision ("Denied: … — Undo", on the page or in the split view's pane) counts down its
      window and loses its button when the window closes (u presses it: keys.js).
 
@@ -19,8 +21,26 @@
     if (link && !started) window.Inbox.open(link.href);
   }
   document.addEventListener("inbox:live-applied", followChain);
+
+  /* The follow-up the notice announces (or a decided item's "Decide the follow-up"), opened by its button or the f
+     key (keys.js): in the split view beside the list, as any item. */
+  function openFollowUp() {
+    var link = document.querySelector("#live-notice [data-chain-notice] [data-follow-up-link]") ||
+      document.querySelector("[data-follow-up] [data-follow-up-link]");
+    if (!link) return false;
+    window.Inbox.open(link.href);
+    return true;
+  }
+  document.addEventListener("click", function (event) {
+    if (!event.target.closest || !event.target.closest("[data-open-follow-up]")) return;
+    event.preventDefault();
+    openFollowUp();
+  });
+  window.InboxTriage = { openFollowUp: openFollowUp };
   // A new item in the split view's pane is a fresh start, as a new page is.
   document.addEventListener("inbox:pane-loaded", function () { started = false; announceAskedAgain(); countUndo(); });
+  // The words of a decision sent behind the pane it moved on to arrive after the pane (split.js).
+  document.addEventListener("inbox:pane-words", countUndo);
   followChain();
 
   /* Arrived by the chain (the server rendered "The agent asked again: …" into the live region): a region's

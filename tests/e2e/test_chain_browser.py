@@ -1,10 +1,13 @@
 """The chain, live: the demo agent's ``chain`` scenario answers the approved invoice with a second interrupt
 ("Email the new invoice to ACME Corp?"). The page the approver lands on after deciding goes there as soon as
 it arrives (with "Then go to the next open item" on), or shows it with the tool's result without a reload
-(toggle off); the run page says the agent asked again. The resume goes out through the dispatch the Celery
+(toggle off); the run page says the agent asked again. Beside the list, the pane stays on the item read and the
+follow-up is announced, with a button and the f key to open it. The resume goes out through the dispatch the Celery
 task runs, to the real demo agent on loopback."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -126,5 +129,46 @@ def test_on_the_next_item_an_approver_already_working_gets_the_follow_up_as_a_li
     expect(notice).to_contain_text(FOLLOW_UP)
     page.wait_for_timeout(300)
     assert page.url.endswith(f"{other.get_absolute_url()}?after={invoice.run_id}")  # not taken away from it
-    notice.locator("a").click()
+    notice.get_by_role("button", name="Open the follow-up").click()
     expect(page.locator("h1")).to_have_text(FOLLOW_UP)
+
+
+def test_beside_the_list_the_follow_up_is_announced_and_the_pane_stays_on_the_item_read(
+    login,
+    alice,
+    demo,  # noqa: F811
+    invoice,
+):
+    other = InboxItem.objects.get(
+        run=off_loop(run_start, agent=demo.agent, user=alice, message="email bob@example.com").run
+    )
+    page = login(alice)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto(f"/inbox/?item={invoice.pk}")
+    pane = page.locator("#split-pane [data-pane-item]")
+    expect(pane).to_have_attribute("data-item-id", str(invoice.pk))
+    expect(page.locator("#split-pane [data-triage-next]")).to_have_attribute("href", other.get_absolute_url())
+    page.keyboard.press("a")
+    expect(pane).to_have_attribute("data-item-id", str(other.pk))
+    # The pane now shown watches the run just decided, for its follow-up.
+    expect(page.locator("body")).to_have_attribute("data-live-url", re.compile(rf"after={invoice.run_id}&chain=1"))
+    expect(page.locator("body")).to_have_attribute("data-live", "open")
+
+    assert deliver(invoice) == "delivered"
+
+    notice = page.locator("#split-pane #live-notice")
+    expect(notice).to_have_attribute("aria-live", "polite")
+    expect(notice.locator("[data-chain-notice]")).to_contain_text(
+        f"The agent asked again on the run you just decided: “{FOLLOW_UP}”", timeout=15_000
+    )
+    button = notice.get_by_role("button", name="Open the follow-up")
+    expect(button).to_have_attribute("aria-keyshortcuts", "f")
+    page.wait_for_timeout(500)  # time for a jump that must not happen
+    expect(pane).to_have_attribute("data-item-id", str(other.pk))
+    expect(page).to_have_url(re.compile(rf"/inbox/\?item={other.pk}$"))
+
+    page.keyboard.press("f")
+    follow_up = InboxItem.objects.get(message=FOLLOW_UP)
+    expect(pane).to_have_attribute("data-item-id", str(follow_up.pk))
+    expect(page.locator("#split-pane #item-heading")).to_have_text(FOLLOW_UP)
+    expect(page).to_have_url(re.compile(rf"/inbox/\?item={follow_up.pk}$"))

@@ -96,9 +96,37 @@ def test_deciding_on_to_a_pane_fetched_ahead_answers_with_the_words_and_where_it
     assert response["Location"] == f"/inbox/items/{third.pk}/?after={second.run_id}"
 
 
+def test_a_decision_sent_behind_the_pane_already_shown_answers_with_its_words_or_the_item_refused(
+    client, alice, bob, items
+):
+    first, second, third = items("t-s", 3)
+    client.force_login(alice)
+    client.get("/inbox/")
+    data = {"action": "deny", "then": "next", "then_shown": "1"}
+    # The split view showed the item it went on to before sending the decision: the words, where it is, nothing more.
+    response = client.post(f"/inbox/items/{first.pk}/decide/", data, HTTP_X_PANE_SHOWN=str(third.pk), **PANE)
+    assert response.status_code == 200
+    assert response["X-Pane-Next"] == f"/inbox/items/{third.pk}/?after={first.run_id}"
+    assert "Denied: “Go 0?”." in response.content.decode()
+    assert "data-pane-item" not in response.content.decode()
+    assert InboxItem.objects.get(pk=first.pk).status == "resolved"
+    # Refused (decided meanwhile): the item's pane with the reason, which the split view brings back.
+    response = client.post(f"/inbox/items/{first.pk}/decide/", data, HTTP_X_PANE_SHOWN=str(second.pk), **PANE)
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert f'data-pane-item data-item-id="{first.pk}"' in html and "data-decision-error" in html
+    assert "X-Pane-Next" not in response
+    # A shown id that is no id is ignored: the page's usual redirect.
+    response = client.post(f"/inbox/items/{second.pk}/decide/", data, HTTP_X_PANE_SHOWN="x", **PANE)
+    assert response.status_code == 302
+
+
 def test_the_split_views_socket_follows_its_item_and_refuses_a_bad_one():
     view = LiveView.parse("view=list&tab=open&item=12&status=open")
     assert (view.kind, view.pk, view.subscription) == ("list", 12, ("item", 12))
     assert LiveView.parse("view=list&tab=open").subscription is None
+    # The chain's follow-up is followed at once on the item page reached by deciding, never in the pane (issue 48).
+    assert LiveView.parse("view=item&item=12&after=3&chain=1").follows_chain
+    assert not LiveView.parse("view=list&item=12&after=3&chain=1").follows_chain
     with pytest.raises(ValueError, match="item: the numeric id"):
         LiveView.parse("view=list&item=x")
