@@ -83,6 +83,32 @@ def _failing_agent(make_agent, alice) -> None:
 def pages(agent, make_agent, staff, alice, team, post_run) -> dict[str, str]:
     """One of every page the product has, with data in it (and a missing one, for the 404)."""
     tool = post_run(spec_example("approve_with_edits"))
+    # The shadow policy first: the conversation's item then carries its note (a link in a sentence).
+    policy = policy_create(
+        user=staff,
+        fields={
+            "name": "Small refunds",
+            "agent": agent.agent,
+            "reason": "confirmation",
+            "tool_name": "",
+            "match_schema": {"type": "object"},
+            "action": "approve",
+            "mode": "shadow",
+        },
+    )
+    # Every confirmation of the agent: a note on the conversation's item (and on the other confirmations).
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Watch confirmations",
+            "agent": agent.agent,
+            "reason": "confirmation",
+            "tool_name": "",
+            "match_schema": None,
+            "action": "approve",
+            "mode": "shadow",
+        },
+    )
     conversation = post_run(
         {
             "events": [
@@ -97,18 +123,6 @@ def pages(agent, make_agent, staff, alice, team, post_run) -> dict[str, str]:
                 _finished("t-talk", "r-talk", {"id": "talk-1", "reason": "confirmation", "message": "Refund 40 EUR?"}),
             ]
         }
-    )
-    policy = policy_create(
-        user=staff,
-        fields={
-            "name": "Small refunds",
-            "agent": agent.agent,
-            "reason": "confirmation",
-            "tool_name": "",
-            "match_schema": {"type": "object"},
-            "action": "approve",
-            "mode": "shadow",
-        },
     )
     confirmation = post_run(
         _finished("t-c", "r-c", {"id": "c-1", "reason": "confirmation", "message": "Restart the cluster?"})
@@ -517,7 +531,13 @@ def test_axe_on_an_item_with_a_conversation_and_on_failing_and_healthy_agents(
         page.evaluate("document.querySelectorAll('main details').forEach(d => { d.open = true; })")
         shot(page, f"axe48-{size}-{scheme}-{name}")
         found[name] = _axe_problems(axe, page)
+    # What the findings were about is on the pages: a policy's note (a link in a sentence) on the item, and the
+    # failing, retrying and healthy agents' marks.
+    page.goto(pages["item-conversation"])
+    expect(page.locator("[data-policy-notes] li a")).to_be_visible()
     page.goto(pages["agents"])
+    expect(page.locator(".delivery-retrying").first).to_be_visible()
+    expect(page.locator(".delivery-delivered").first).to_be_visible()
     expect(page.locator(".delivery-failed").first).to_be_visible()
     expect(page.locator(".pill-run-error").first).to_be_visible()
     context.close()
