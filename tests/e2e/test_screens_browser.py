@@ -48,18 +48,14 @@ def _failing_agent(make_agent, alice) -> None:
     billing = make_agent("billing", name="Billing")
 
     def send(body) -> int:
-        response = Client().post(
-            "/api/v1/runs", data=json.dumps(body), content_type="application/json", **billing.auth
-        )
+        response = Client().post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **billing.auth)
         assert response.status_code == 201, response.content
         return response.json()["id"]
 
     refund = Run.objects.get(
         pk=off_loop(send, _finished("t-b", "r-b", {"id": "b-1", "reason": "confirmation", "message": "Refund?"}))
     )
-    off_loop(
-        decision_submit, item_id=refund.items.get().pk, user=alice, status="resolved", payload={"approved": True}
-    )
+    off_loop(decision_submit, item_id=refund.items.get().pk, user=alice, status="resolved", payload={"approved": True})
     Resume.objects.filter(run=refund).update(state="failed", attempts=5, last_error="Connection refused")
     # A third agent whose answer is being retried after two failed attempts.
     crm = make_agent("crm", name="CRM")

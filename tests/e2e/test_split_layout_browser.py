@@ -7,10 +7,13 @@ Set INBOX_SCREENSHOTS=<dir> to keep a screenshot of each size and scheme."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import expect
 
+from inbox.models import InboxItem
 from tests.e2e.conftest import ship_orders, shot
 
 pytestmark = pytest.mark.browser
@@ -51,8 +54,15 @@ CLIPPED = """() => {
 
 @pytest.fixture
 def many(live_asgi, agent):
-    """A hundred and twenty open items: three-digit counts on the tabs, a list longer than the screen."""
-    return ship_orders(live_asgi, agent, [10 + n for n in range(120)])
+    """A hundred and twenty open items: three-digit counts on the tabs, a list longer than the screen, and ages of
+    every length ("21 min ago", "13 days ago")."""
+    items = ship_orders(live_asgi, agent, [10 + n for n in range(120)])
+    now = timezone.now()
+    for item, age in zip(
+        items, (timedelta(minutes=21), timedelta(days=13), timedelta(hours=23, minutes=59)), strict=False
+    ):
+        InboxItem.objects.filter(pk=item.pk).update(created_at=now - age)
+    return items
 
 
 def _open(browser, live_asgi, user, viewport, scheme):
@@ -75,9 +85,7 @@ def _in_list(page, row_selector: str) -> dict:
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_split_view_at_1280_clips_nothing_and_keeps_the_shown_row_in_sight(
-    browser, live_asgi, staff, many, scheme
-):
+def test_the_split_view_at_1280_clips_nothing_and_keeps_the_shown_row_in_sight(browser, live_asgi, staff, many, scheme):
     context, page = _open(browser, live_asgi, staff, WIDE, scheme)
     # Opening the list shows its first item beside it, not an empty pane.
     page.goto("/inbox/")
