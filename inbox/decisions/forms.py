@@ -298,6 +298,11 @@ def _fit_property(name: str, schema: Any, required: bool) -> Any:
     # list with ``true``, so the fields of a required nested object lost their mark: each says it itself.
     if required and fitted.get("type") not in ("object", "array"):
         fitted["required"] = True
+    # A field's JSON Schema description is what to enter: django-jsonform shows it only as ``help_text`` (a
+    # group shows its description itself), under the field.
+    description = fitted.get("description")
+    if fitted.get("type") not in ("object", "array") and isinstance(description, str) and description.strip():
+        fitted.setdefault("help_text", description)
     return fitted
 
 

@@ -77,6 +77,17 @@
     });
   }
 
+  // The row of the item shown stays in the list's view (the list scrolls on its own; the page does not).
+  function rowInSight() {
+    var row = document.querySelector("tr[data-item-row].is-shown");
+    var list = row && row.closest(".split-list");
+    if (!list) return;
+    var box = row.getBoundingClientRect();
+    var view = list.getBoundingClientRect();
+    if (box.top < view.top) list.scrollTop -= view.top - box.top + 8;
+    else if (box.bottom > view.bottom) list.scrollTop += box.bottom - view.bottom + 8;
+  }
+
   /* The pane's item is in: the address, the title, the socket, the next item fetched ahead. */
   function settled(how) {
     var shown = root();
@@ -88,6 +99,7 @@
     body.dataset.liveUrl = socketPath + "?" + shown.dataset.liveQuery;
     body.dataset.liveSince = shown.dataset.renderedAt;
     markRow();
+    rowInSight();
     document.dispatchEvent(new CustomEvent("inbox:pane-loaded", { detail: { item: shown.dataset.itemId } }));
     if (how.focus) {
       var heading = pane.querySelector("#item-heading");
@@ -292,7 +304,11 @@
   if (root()) {
     history.replaceState({ split: root().dataset.itemId }, "", location.href);
     markRow();
+    rowInSight();
     var next = pane.querySelector("[data-triage-next]");
     if (next && active()) fetchAhead(next.href);
+  } else if (active() && Inbox.rows().length) {
+    // The list opened without an item: its first one beside it, as if chosen (the address names it).
+    open(Inbox.rows()[0].dataset.href, { push: false, focus: false });
   }
 })();

@@ -10,18 +10,19 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from inbox.decisions.services import decision_submit
 from inbox.listing.saved_views import saved_view_create
-from inbox.models import EscalationRule, Resume
+from inbox.models import EscalationRule, Resume, Run
 from inbox.policies.backtest import backtest_start, backtest_start_set
 from inbox.policies.services import policy_create
 from inbox.teams.away import away_set
 from inbox.teams.escalations import escalation_sweep
 from inbox.teams.snooze import item_snooze
-from tests.conftest import spec_example
+from tests.conftest import load_events, spec_example
 from tests.e2e.conftest import item_page, off_loop, shot
 from tests.factories import TeamFactory, UserFactory
 from tests.helpers.browser import sign_in
@@ -41,10 +42,69 @@ def _finished(thread: str, run: str, interrupt: dict) -> dict:
     }
 
 
+def _failing_agent(make_agent, alice) -> None:
+    """A second agent, failing: its newest resume failed and its newest run ended in RUN_ERROR (the agents page
+    then shows a failing agent beside the healthy one, whose resume was delivered)."""
+    billing = make_agent("billing", name="Billing")
+
+    def send(body) -> int:
+        response = Client().post("/api/v1/runs", data=json.dumps(body), content_type="application/json", **billing.auth)
+        assert response.status_code == 201, response.content
+        return response.json()["id"]
+
+    refund = Run.objects.get(
+        pk=off_loop(send, _finished("t-b", "r-b", {"id": "b-1", "reason": "confirmation", "message": "Refund?"}))
+    )
+    off_loop(decision_submit, item_id=refund.items.get().pk, user=alice, status="resolved", payload={"approved": True})
+    Resume.objects.filter(run=refund).update(state="failed", attempts=5, last_error="Connection refused")
+    # A third agent whose answer is being retried after two failed attempts.
+    crm = make_agent("crm", name="CRM")
+    response = Client().post(
+        "/api/v1/runs",
+        data=json.dumps(_finished("t-crm", "r-crm", {"id": "crm-1", "reason": "confirmation", "message": "Merge?"})),
+        content_type="application/json",
+        **crm.auth,
+    )
+    merge = Run.objects.get(pk=response.json()["id"])
+    off_loop(decision_submit, item_id=merge.items.get().pk, user=alice, status="resolved", payload={"approved": True})
+    Resume.objects.filter(run=merge).update(
+        state="pending", attempts=2, last_error="HTTP 503", next_attempt_at=timezone.now() + timedelta(minutes=5)
+    )
+    # A later run that ended in RUN_ERROR (as the resume worker records an agent's failed reply).
+    errored = off_loop(send, _finished("t-b2", "r-b2", {"id": "b-2", "reason": "confirmation", "message": "Retry?"}))
+    Run.objects.filter(pk=errored).update(outcome=Run.Outcome.ERROR)
+
+
 @pytest.fixture
-def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
+def pages(agent, make_agent, staff, alice, team, post_run) -> dict[str, str]:
     """One of every page the product has, with data in it (and a missing one, for the 404)."""
     tool = post_run(spec_example("approve_with_edits"))
+    # The shadow policy first: the conversation's item then carries its note (a link in a sentence).
+    policy = policy_create(
+        user=staff,
+        fields={
+            "name": "Small refunds",
+            "agent": agent.agent,
+            "reason": "confirmation",
+            "tool_name": "",
+            "match_schema": {"type": "object"},
+            "action": "approve",
+            "mode": "shadow",
+        },
+    )
+    # Every confirmation of the agent: a note on the conversation's item (and on the other confirmations).
+    policy_create(
+        user=staff,
+        fields={
+            "name": "Watch confirmations",
+            "agent": agent.agent,
+            "reason": "confirmation",
+            "tool_name": "",
+            "match_schema": None,
+            "action": "approve",
+            "mode": "shadow",
+        },
+    )
     conversation = post_run(
         {
             "events": [
@@ -59,18 +119,6 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
                 _finished("t-talk", "r-talk", {"id": "talk-1", "reason": "confirmation", "message": "Refund 40 EUR?"}),
             ]
         }
-    )
-    policy = policy_create(
-        user=staff,
-        fields={
-            "name": "Small refunds",
-            "agent": agent.agent,
-            "reason": "confirmation",
-            "tool_name": "",
-            "match_schema": {"type": "object"},
-            "action": "approve",
-            "mode": "shadow",
-        },
     )
     confirmation = post_run(
         _finished("t-c", "r-c", {"id": "c-1", "reason": "confirmation", "message": "Restart the cluster?"})
@@ -150,6 +198,9 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
     deputy = UserFactory(username="deputy", teams=list(alice.groups.all()))
     start = timezone.now() - timedelta(minutes=1)
     off_loop(away_set, user=alice, starts_at=start, ends_at=start + timedelta(days=5), delegate=deputy, set_by=alice)
+    _failing_agent(make_agent, alice)
+    # A recorded LangGraph run: a conversation and three interrupts, each item linking to its siblings.
+    parallel = post_run({"events": load_events("parallel-interrupted-run.jsonl")})
     # The ordered set with a deny policy that people disagreed with (the archive approved), made
     # after every run was posted so that it matched none of them at ingest: rows that explain it.
     deny = policy_create(
@@ -188,6 +239,8 @@ def pages(agent, staff, alice, team, post_run) -> dict[str, str]:
         "notification-settings": "/inbox/settings/notifications/",
         "escalation-rules": "/inbox/settings/escalation/",
         "run-conversation": conversation.get_absolute_url(),
+        "item-conversation": item_page(conversation.items.get()),
+        "item-conversation-siblings": item_page(parallel.items.order_by("pk").first()),
         "inbox-thread": f"/inbox/threads/{tool.thread_id}/",
         "policies": "/policies/",
         "policy-new": "/policies/new/",
@@ -418,4 +471,153 @@ def test_axe_finds_nothing_on_the_empty_inbox(browser, live_asgi, staff):
     context, page = _login(browser, live_asgi, staff, SIZES["wide"], "light")
     page.goto("/inbox/")
     assert _axe_problems(Axe(), page) == []
+    context.close()
+
+
+# The contrast of an SVG text against what is behind it, which axe does not check: the text's fill, and the
+# background of the nearest box that paints one (the card).
+SVG_TEXT_CONTRAST = """(sel) => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  return [...document.querySelectorAll(sel)].map((text) => {
+    let box = text.closest("svg").parentElement;
+    while (box && /rgba\\(0, 0, 0, 0\\)|transparent/.test(getComputedStyle(box).backgroundColor)) box = box.parentElement;
+    const [a, b] = [lum(rgb(getComputedStyle(text).fill)), lum(rgb(getComputedStyle(box).backgroundColor))];
+    return [text.textContent.trim(), Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100];
+  });
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_stats_donut_label_reads_in_either_scheme(browser, live_asgi, staff, pages, scheme):
+    """The share in the middle of the donut was dark grey on the dark card (1.06:1): its text is measured here."""
+    context, page = _login(browser, live_asgi, staff, SIZES["wide"], scheme)
+    page.goto(pages["stats"])
+    found = page.evaluate(SVG_TEXT_CONTRAST, "#chart-expired text")
+    assert len(found) == 2 and all(ratio >= 4.5 for _, ratio in found), found
+    # The chip with the proposed tool's name is not a white patch in dark mode.
+    page.goto(pages["item-tool-call"])
+    chip = page.evaluate(
+        "() => { const el = document.querySelector('.tool-name'); return el && getComputedStyle(el).backgroundColor; }"
+    )
+    if chip is not None and scheme == "dark":
+        assert chip in ("rgb(46, 33, 80)",), chip
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("size", ["wide", "phone"])
+def test_axe_on_an_item_with_a_conversation_and_on_failing_and_healthy_agents(
+    browser, live_asgi, staff, pages, size, scheme
+):
+    """The two findings the issue named: link-in-text-block on an item with a conversation, and color-contrast on
+    the agents page with a failing agent (failed delivery, run error) beside a healthy one."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    axe = Axe()
+    context, page = _login(browser, live_asgi, staff, SIZES[size], scheme)
+    found = {}
+    for name in ("item-conversation", "item-conversation-siblings", "agents", "run-conversation", "stats"):
+        page.goto(pages[name])
+        expect(page.locator("#main")).to_be_visible()
+        page.wait_for_load_state("networkidle")
+        page.evaluate("document.querySelectorAll('main details').forEach(d => { d.open = true; })")
+        shot(page, f"axe48-{size}-{scheme}-{name}")
+        found[name] = _axe_problems(axe, page)
+    # What the findings were about is on the pages: a policy's note (a link in a sentence) on the item, and the
+    # failing, retrying and healthy agents' marks.
+    page.goto(pages["item-conversation"])
+    expect(page.locator("[data-policy-notes] li a")).to_be_visible()
+    page.goto(pages["agents"])
+    expect(page.locator(".delivery-retrying").first).to_be_visible()
+    expect(page.locator(".delivery-delivered").first).to_be_visible()
+    expect(page.locator(".delivery-failed").first).to_be_visible()
+    expect(page.locator(".pill-run-error").first).to_be_visible()
+    context.close()
+    assert {name: problems for name, problems in found.items() if problems} == {}, json.dumps(found, indent=1)
+
+
+# The text a control shows: its own (unless its font size is 0) and what CSS adds after it.
+SHOWN_TEXT = """(el) => {
+  const own = parseFloat(getComputedStyle(el).fontSize) ? el.innerText.trim() : "";
+  const after = getComputedStyle(el, "::after").content;
+  return own + (after && after !== "none" && after !== "normal" ? after.replace(/^"|"$/g, "") : "");
+}"""
+
+PLACEHOLDER_FITS = """(input) => {
+  const style = getComputedStyle(input);
+  const canvas = document.createElement("canvas").getContext("2d");
+  canvas.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+  const room = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return [input.placeholder, Math.ceil(canvas.measureText(input.placeholder).width), Math.floor(room)];
+}"""
+
+
+@pytest.mark.parametrize("size", ["wide", "phone"])
+def test_a_form_item_takes_the_wide_column_reads_in_order_and_names_its_buttons(
+    browser, live_asgi, staff, post_run, size
+):
+    people = post_run(
+        _finished(
+            "t-f",
+            "r-f",
+            {
+                "id": "f-1",
+                "reason": "input_required",
+                "message": "Who attends, and when?",
+                "responseSchema": {
+                    "type": "object",
+                    "properties": {
+                        "code": {
+                            "type": "string",
+                            "title": "Booking code",
+                            "description": "Six letters, from the confirmation mail",
+                            "minLength": 6,
+                        },
+                        "start": {"type": "string", "format": "date-time", "title": "Start"},
+                        "people": {
+                            "type": "array",
+                            "title": "People",
+                            "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+                        },
+                    },
+                    "required": ["code"],
+                },
+            },
+        )
+    ).items.get()
+    context, page = _login(browser, live_asgi, staff, SIZES[size], "light")
+    page.goto(item_page(people))
+    _settled(page)
+    if size == "wide":
+        form_card = page.locator(".decision-card").bounding_box()
+        other = page.locator(".item-grid .main-col").bounding_box()
+        assert form_card["width"] > other["width"], (form_card, other)
+    # The time box says why it is empty, and its words fit.
+    placeholder, need, room = page.locator(".rjf-datetime-field-time input").evaluate(PLACEHOLDER_FITS)
+    assert placeholder == "Choose a date first" and need <= room, (placeholder, need, room)
+    # An entry added: every button of the form says what it does in words or a plain arrow, none a bare "[-]".
+    page.locator(".rjf-add-button").first.click()
+    page.locator(".rjf-add-button").first.click()
+    _settled(page)
+    shown = [
+        text
+        for button in page.locator("[data-schema-form] button").all()
+        if button.is_visible()
+        for text in [button.evaluate(SHOWN_TEXT)]
+    ]
+    assert "Remove" in shown, shown
+    bare = [text for text in shown if text.strip() in ("[-]", "[+]", "×", "")]
+    assert bare == [], shown
+    # Refused: the field's description reads before its error.
+    page.locator(".rjf-form-row", has_text="Booking code").locator("input").fill("abc")
+    page.get_by_role("button", name="Submit answer").click()
+    error = page.locator("[data-schema-form] .rjf-error-text").first
+    expect(error).to_be_visible()
+    shot(page, f"form-{size}")
+    help_text = page.locator("[data-schema-form] .rjf-help-text", has_text="Six letters").bounding_box()
+    assert help_text["y"] + help_text["height"] <= error.bounding_box()["y"] + 1
     context.close()

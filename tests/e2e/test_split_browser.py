@@ -56,10 +56,13 @@ def _wide(login, user):
 def test_ten_decisions_by_keyboard_alone_move_on_in_place_with_the_address_history_and_focus(login, alice, eleven):
     page = _wide(login, alice)
     page.goto("/inbox/")
-    page.evaluate("window.loadedOnce = true")  # gone if any step loads a page
-    page.keyboard.press("j")
+    # The split view opens on the first item, its row selected, the address naming it.
     expect(_pane(page, eleven[0])).to_be_visible()
     _at(page, eleven[0])
+    expect(page.locator(f'tr[data-item-row][data-item-id="{eleven[0].pk}"]')).to_have_class(
+        "row-open is-selected is-shown"
+    )
+    page.evaluate("window.loadedOnce = true")  # gone if any step loads a page
     page.keyboard.press("Enter")
     expect(page.locator("#split-pane #item-heading")).to_be_focused()
     start = page.evaluate("history.length")

@@ -344,6 +344,23 @@ def test_the_form_schema_has_titles_and_required_marks_at_every_depth_and_leaves
     assert listed["items"]["properties"]["e_mail"]["title"] == "E mail"
 
 
+def test_a_fields_description_is_shown_as_its_help_text_and_a_groups_stays_its_own():
+    """django-jsonform shows a field's ``help_text`` under it and ignores its JSON Schema description."""
+    fitted = form_schema(
+        {
+            "type": "object",
+            "properties": {
+                "code": {"type": "string", "description": "Six letters"},
+                "own": {"type": "string", "description": "Ignored", "help_text": "The agent's words"},
+                "address": {"type": "object", "description": "Where to ship", "properties": {}},
+            },
+        }
+    )["properties"]
+    assert fitted["code"]["help_text"] == "Six letters"
+    assert fitted["own"]["help_text"] == "The agent's words"
+    assert "help_text" not in fitted["address"]
+
+
 def test_the_form_is_handed_the_fitted_schema(post, client, alice):
     item = post(interrupt("t-s", "r-s", reason="input_required", message="Ship to?", responseSchema=NESTED_SCHEMA))
     page = page_of(client, alice, item)
