@@ -214,5 +214,5 @@ def list_rows(context: template.Context) -> list[Row]:
     """``{% list_rows as rows %}``: the context's ``items`` (each with its ``bulk_note``) as ``Row``s, for the
     context's ``user``, linking to ``item_path``; ``flash``: the ids of rows that just changed."""
     page = _Page()
-    path, viewer, flash = context.get("item_path", ""), context.get("user"), context.get("flash")
-    return [_row(item, page, path=path, viewer=viewer, flash=flash) for item in context.get("items", [])]
+    path, viewer, flash = str(context.get("item_path") or ""), context.get("user"), context.get("flash")
+    return [_row(item, page, path=path, viewer=viewer, flash=flash) for item in context.get("items") or ()]
