@@ -14,6 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from inbox.models import InboxItem
+from inbox.resumes.states import delivery_of_item
 from tests.factories import InboxItemFactory, RunFactory
 
 pytestmark = pytest.mark.django_db
@@ -114,3 +115,42 @@ def test_the_rows_filters_draw_what_djangos_own_draw(settings, zone):
     for at in (timezone.now(), timezone.now() + timedelta(days=180), None):
         values = Context({"at": at, "text": '<b>long & "quoted"</b>', "short": "<i>ok"})
         assert ours.render(values) == django.render(values)
+
+
+def _due_cell(html: str, pk: int) -> str:
+    row = html[html.index(f'<tr data-item-row data-item-id="{pk}"') :]
+    row = row[: row.index("</tr>")]
+    return row[row.index('<td class="col-due">') + len('<td class="col-due">') : row.rindex("</td>")]
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Asia/Kolkata"])
+def test_a_rows_deadline_outcome_and_delivery_are_what_the_shared_partials_draw(client, alice, agent, settings, zone):
+    """The row draws its due cell from values worked out once per page (``row_tags.list_rows``), not through
+    ``_deadline.html``, ``_outcome_badge.html`` and ``_delivery_mark.html``: it must say what they say, in the
+    viewer's time zone, whatever the deadline (the run's, the item's own, the agent's default)."""
+    settings.TIME_ZONE = zone
+    now = timezone.now()
+    run = RunFactory(agent=agent.agent)
+    later = InboxItemFactory(run=run, message="Later one", expires_at=now + timedelta(hours=5))
+    InboxItemFactory(run=run, message="Sooner one", expires_at=now + timedelta(minutes=30))
+    defaulted = InboxItemFactory(
+        run=RunFactory(agent=agent.agent), expires_at=now + timedelta(days=3), expires_at_defaulted=True
+    )
+    decided = InboxItemFactory(
+        run=RunFactory(agent=agent.agent),
+        status=InboxItem.Status.RESOLVED,
+        response_payload={"approved": True},
+        decided_by=alice,
+        decided_at=now,
+    )
+    page = _without_time_left(rows_html(client, alice))
+    for item in (later, defaulted):
+        item.refresh_from_db()
+        partial = _without_time_left(render_to_string("inbox/_deadline.html", {"item": item}))
+        assert "countdown" in partial and _due_cell(page, item.pk) == partial
+    decided.refresh_from_db()
+    badge = render_to_string("inbox/_outcome_badge.html", {"item": decided})
+    mark = render_to_string("inbox/_delivery_mark.html", {"delivery_shown": delivery_of_item(decided)})
+    due = _due_cell(rows_html(client, alice, "tab=decided"), decided.pk)
+    assert "Approved" in badge and 'data-delivery="' in mark
+    assert due == f'{badge} <span class="sub-inline">by alice</span> {mark}'
