@@ -102,6 +102,8 @@ def _judged(item: Any, status: str, payload: Any) -> str:
         reason=item.reason,
         tool_call_id=getattr(item, "tool_call_id", ""),
         proposed_args=tool_call.get("args") if isinstance(tool_call, dict) else None,
+        metadata=getattr(item, "metadata", None) or {},
+        message=getattr(item, "message", ""),
     )
     return str(outcome_for(view, status, payload))
 

@@ -44,6 +44,8 @@ def judge_earlier_decisions(apps, schema_editor):
                 reason=item.reason,
                 tool_call_id=item.tool_call_id,
                 proposed_args=proposal_args(proposal, max_depth=MAX_JSON_DEPTH),
+                metadata=item.metadata or {},
+                message=item.message,
             )
             views[item.pk] = view
         decision.outcome = str(outcome_for(view, "resolved", decision.payload))
