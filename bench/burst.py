@@ -5,7 +5,7 @@ receives the resumes.
 
 Creates a scratch PostgreSQL database ``bench_burst`` (dropped afterwards) and starts the processes ``make run``
 starts (config/launcher.py: uvicorn with its web processes and the connection pool, a Celery worker of two
-processes — ``--workers`` of them — and beat) on Redis (``BENCH_REDIS_URL``, default db 10, queue and channel
+processes beside a one-process worker of the deadlines queue — ``--workers`` of each — and beat) on Redis (``BENCH_REDIS_URL``, default db 10, queue and channel
 prefixes of its own), and a loopback AG-UI agent that answers every resume with a finished run and counts what it
 received. Agent threads post runs of one interrupt each (``POST /api/v1/runs``); approver threads decide each item
 as soon as its run is stored (``POST /api/v1/items/<id>/decision``, ``undoable: false``). ``--canaries`` runs of
@@ -301,7 +301,9 @@ def main() -> int:
     }
     env.pop("INBOX_AGENT_STREAM_DEADLINE", None)
     os.environ["DATABASE_URL"] = database_url  # for web_processes() below: PostgreSQL's default
-    from config.launcher import web_processes
+    os.environ["CELERY_QUEUE"] = PREFIX  # for the workers' -Q lists (config.queues)
+    from config import queues
+    from config.launcher import celery_worker, web_processes
 
     web = web_processes()
     py = sys.executable
@@ -328,19 +330,9 @@ def main() -> int:
             f"--host 127.0.0.1 --port {port} --workers {web} --no-proxy-headers --no-access-log --log-level warning"
         )
         start(py, "-m", "uvicorn", "config.asgi:application", *uvicorn.split())
-        for n in range(args.workers):  # as config/launcher.py starts its worker
-            start(
-                py,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "--loglevel=WARNING",
-                "--concurrency=2",
-                "-n",
-                f"burst-{n}@%h",
-            )
+        for n in range(args.workers):  # as config/launcher.py starts its workers: every queue, and the deadlines alone
+            start(*celery_worker(f"burst-{n}", "WARNING", queues.every(), "--concurrency=2"))
+            start(*celery_worker(f"burst-deadlines-{n}", "WARNING", [queues.name("deadlines")], "--pool=solo"))
         schedule = os.path.join(var_dir, "celerybeat-schedule")
         start(py, "-m", "celery", "-A", "config", "beat", "--loglevel", "WARNING", "--schedule", schedule)
         _wait_for(f"http://127.0.0.1:{port}/accounts/login/")
@@ -425,7 +417,7 @@ def main() -> int:
     allowed = web * pool_max + args.workers * 2 * 2 + 2  # each worker process and its lease thread; beat; sampler
     print(
         f"burst: {args.runs:,} runs of one interrupt from {args.agents} agents, {args.approvers} approvers deciding "
-        f"through the API; uvicorn x{web}, {args.workers} Celery worker(s) of 2 processes + beat; PostgreSQL + Redis; "
+        f"through the API; uvicorn x{web}, {args.workers} Celery worker(s) of 2 processes and as many deadlines workers + beat; PostgreSQL + Redis; "
         f"a loopback agent receives the resumes ({args.canaries} canary runs left open to escalate)"
     )
     print(f"  reference: the loopback agent accepts {reference:,.0f} POSTs/s (bare, {2 * args.workers} at a time)")
