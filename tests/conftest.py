@@ -295,6 +295,9 @@ def start_worker(transactional_db, tmp_path) -> Iterator[Callable[..., WorkerPro
         *, beat: bool = False, extra_env: dict[str, str] | None = None, queues: list[str] | None = None
     ) -> WorkerProcess:
         env = {**os.environ, "DATABASE_URL": _test_database_url(), "INBOX_VAR_DIR": str(settings.VAR_DIR)}
+        # Tests read what a worker e-mailed from its log: Django's console backend prints each message whole
+        # (the default, config.devmail, writes it to a file; tests/inbox/test_dev_mail.py asks for that one).
+        env.setdefault("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
         if not settings.EMBEDDED_REDIS:
             env["REDIS_URL"] = settings.REDIS_URL
         env.update(extra_env or {})

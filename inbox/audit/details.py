@@ -60,9 +60,12 @@ def value_words(value: Any) -> str:
 
 
 def audit_details(data: Any) -> list[Detail]:
-    """``data`` of an audit event, one ``Detail`` a key, in its order."""
+    """``data`` of an audit event, one ``Detail`` a key, by key (PostgreSQL's jsonb keeps no insertion order, so
+    the same event reads the same on either database)."""
     if not data:
         return []
     if not isinstance(data, dict):
         return [Detail("Data", value_words(data))]
-    return [Detail(label_of(str(key)), value_words(value)) for key, value in data.items()]
+    return [
+        Detail(label_of(str(key)), value_words(value)) for key, value in sorted(data.items(), key=lambda kv: str(kv[0]))
+    ]

@@ -117,6 +117,9 @@
     // An answer that is no pane (signed out, a server error page) or an item whose form the browser draws with
     // its own scripts (django-jsonform): the page itself, loaded.
     if (!isPane || /\sdata-needs-page[\s>]/.test(result.html)) {
+      // The first item opened by itself, as the list loads, is not worth leaving the list for: the pane stays
+      // empty ("Select an item") and the row opens the page when chosen.
+      if (how.auto) return;
       var path = result.url ? new URL(result.url).pathname : "";
       window.location.assign(ITEM.test(path) ? splitUrlOf(result.url) : path === listPath ? result.url : location.href);
       return;
@@ -309,6 +312,6 @@
     if (next && active()) fetchAhead(next.href);
   } else if (active() && Inbox.rows().length) {
     // The list opened without an item: its first one beside it, as if chosen (the address names it).
-    open(Inbox.rows()[0].dataset.href, { push: false, focus: false });
+    open(Inbox.rows()[0].dataset.href, { push: false, focus: false, auto: true });
   }
 })();

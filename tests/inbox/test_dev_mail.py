@@ -31,7 +31,9 @@ def test_a_workers_e_mail_is_one_line_of_its_log_and_a_file_in_the_mail_director
     agent, team, alice, client, start_worker, tmp_path
 ):
     mail_dir = tmp_path / "mail"
-    worker = start_worker(beat=True, extra_env={"EMAIL_FILE_PATH": str(mail_dir), **FAST})
+    worker = start_worker(
+        beat=True, extra_env={"EMAIL_BACKEND": "config.devmail.EmailBackend", "EMAIL_FILE_PATH": str(mail_dir), **FAST}
+    )
     response = client.post(
         "/api/v1/runs",
         data=json.dumps(spec_example("minimal_tool_approval")),
