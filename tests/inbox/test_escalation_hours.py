@@ -189,6 +189,8 @@ def test_a_lead_sets_the_teams_business_hours_on_the_rules_page_and_a_member_can
     response = lead.post("/inbox/settings/escalation/", body, follow=True)
     page = response.content.decode()
     assert "Business hours of ops: Mon–Fri 08:30–16:30 Europe/Berlin." in page
+    assert page.count('id="business-hours"') == 1  # once, in the page's body: not in its <title> or <head>
+    assert "<title>Escalation rules" in page and "Business hours" not in page.split("</head>", 1)[0]
     hours = BusinessHours.objects.get(team=team)
     assert (hours.days, hours.opens, hours.time_zone) == ("12345", time(8, 30), "Europe/Berlin")
     assert AuditEvent.objects.get(verb="team.hours_set").actor_label == "alice"
