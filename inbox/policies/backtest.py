@@ -144,7 +144,13 @@ def backtest_start(
             until=until,
             requested_by=user,
         )
-    if candidates(tested, people_decided(tested, since, until)).count() <= limits.BACKTEST_INLINE_ITEMS:
+    return _run_or_queue(backtest, candidates(tested, people_decided(tested, since, until)).count())
+
+
+def _run_or_queue(backtest: PolicyBacktest, items: int) -> PolicyBacktest:
+    """A backtest of few items is read at once; a longer one is queued for a worker (recorded as failed if its
+    queue cannot be reached)."""
+    if items <= limits.BACKTEST_INLINE_ITEMS:
         backtest_run(backtest.pk)
         backtest.refresh_from_db()
         return backtest
@@ -397,20 +403,7 @@ def backtest_start_set(*, user: Any, days: Any = None, candidate: Policy | None 
             until=until,
             requested_by=user,
         )
-    if set_decided(backtest).count() <= limits.BACKTEST_INLINE_ITEMS:
-        backtest_run(backtest.pk)
-        backtest.refresh_from_db()
-        return backtest
-
-    def unqueued() -> None:
-        PolicyBacktest.objects.filter(pk=backtest.pk, state=PolicyBacktest.State.PENDING).update(
-            state=PolicyBacktest.State.FAILED,
-            error="The inbox could not queue the backtest (its queue is unreachable). Try again shortly.",
-            finished_at=timezone.now(),
-        )
-
-    send_on_commit("inbox.tasks.backtest_policy", [backtest.pk], when_unqueued=unqueued, mark=_mark(backtest.pk))
-    return backtest
+    return _run_or_queue(backtest, set_decided(backtest).count())
 
 
 def _read_set(backtest: PolicyBacktest) -> None:
