@@ -49,9 +49,12 @@ class EmailBackend(BaseEmailBackend):
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
         name = f"{stamp}-{slugify(str(message.subject))[:48] or 'no-subject'}-{secrets.token_hex(3)}.eml"
         path = self.directory / name
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # Written under a hidden name, then renamed: whoever lists *.eml never reads half a message.
+        partial = self.directory / f".{name}.partial"
+        descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(descriptor, "wb") as handle:
             handle.write(message.message().as_bytes())
+        os.replace(partial, path)
         return path
 
     def _say(self, message: EmailMessage, path: Path) -> None:

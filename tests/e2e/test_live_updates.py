@@ -172,6 +172,10 @@ def test_a_reminder_shows_on_the_open_item_page_and_as_a_notice_on_the_list(logi
     item = post_item("t-1", "r-1", minutes=5).items.get()
     on_item = open_live(login(bob), item_page(item))
     list_page = open_live(login(alice), "/inbox/")
+    # The list opens its first item beside it, and its socket follows that pane: wait until it is up again.
+    expect(list_page.locator(f'#split-pane [data-pane-item][data-item-id="{item.pk}"]')).to_be_visible()
+    expect(list_page.locator("body")).to_have_attribute("data-live", "open")
+    list_page.wait_for_timeout(500)
 
     assert off_loop(reminders_send) == 1
 
