@@ -138,7 +138,11 @@ def short_remaining(value: datetime | None) -> str:
     page reads the same before and after its script runs."""
     if value is None:
         return ""
-    seconds = int((value - timezone.now()).total_seconds())
+    return remaining_words(int((value - timezone.now()).total_seconds()))
+
+
+def remaining_words(seconds: int) -> str:
+    """ "3d 4h", "2h 05m", "4m 09s" or "expired": the time left as the list's due column counts it down."""
     if seconds <= 0:
         return "expired"
     days, hours, minutes = seconds // 86400, seconds % 86400 // 3600, seconds % 3600 // 60

@@ -26,6 +26,7 @@ from inbox.templatetags.inbox_tags import (
     delivery,
     reason_class,
     reason_label,
+    remaining_words,
     run_deadline,
 )
 
@@ -134,15 +135,7 @@ class _Page:
 
     def remaining(self, value: datetime) -> str:
         """``|short_remaining``."""
-        seconds = int((value - self.now).total_seconds())
-        if seconds <= 0:
-            return "expired"
-        days, hours, minutes = seconds // 86400, seconds % 86400 // 3600, seconds % 3600 // 60
-        if days:
-            return f"{days}d {hours}h"
-        if hours:
-            return f"{hours}h {minutes:02d}m"
-        return f"{minutes}m {seconds % 60:02d}s"
+        return remaining_words(int((value - self.now).total_seconds()))
 
     def until(self, moment: datetime) -> str:
         """``|until_words``."""
