@@ -51,6 +51,15 @@ def open_live(page: Page, path: str, *, resynced: bool = False) -> Page:
     return page
 
 
+def settled(page: Page) -> Page:
+    """Wait until no CSS transition or animation is running: after a switch of colour scheme or width, a row's
+    background fades for a tenth of a second, and axe measuring mid-fade sees dark text on a half-dark row."""
+    page.wait_for_function(
+        "() => document.getAnimations().every(a => a.playState !== 'running' || a.effect?.getTiming().iterations === Infinity)"
+    )
+    return page
+
+
 def item_page(item, query: str = "") -> str:
     """The item page itself at any width ("Open as a page": ``?full=1``): on a wide screen a plain link to the
     item opens the list's split view instead (static/js/to_split.js)."""

@@ -16,7 +16,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from inbox.models import InboxItem
-from tests.e2e.conftest import off_loop, open_live, shot
+from tests.e2e.conftest import off_loop, open_live, settled, shot
 
 pytestmark = pytest.mark.browser
 
@@ -280,7 +280,7 @@ def test_an_open_row_without_a_bulk_checkbox_says_why(login, alice, bob, post_ru
         page.set_viewport_size(viewport)
         for scheme in ("light", "dark"):
             page.emulate_media(color_scheme=scheme)
-            violations = axe.run(page).response["violations"]
+            violations = axe.run(settled(page)).response["violations"]
             found[f"{size}-{scheme}"] = [v["id"] for v in violations if v["impact"] in ("critical", "serious")]
             shot(page, f"list-bulk-notes-{size}-{scheme}")
     assert found == dict.fromkeys(found, [])

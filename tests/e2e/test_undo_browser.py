@@ -13,7 +13,7 @@ from inbox.decisions.services import decision_submit, decision_undo
 from inbox.ingest.start import run_start
 from inbox.models import AuditEvent, Decision, InboxItem, Resume
 from tests.agent_servers import demo, demo_agent, demo_server, wait_for  # noqa: F401
-from tests.e2e.conftest import item_page, off_loop, open_live, shot
+from tests.e2e.conftest import item_page, off_loop, open_live, settled, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.integration, pytest.mark.worker]
 
@@ -134,7 +134,7 @@ def test_a_bulk_deny_on_the_list_can_be_undone(
         # The toast and the bulk summary beside it: nothing critical or serious for axe, in either scheme.
         found = [
             (violation["id"], [str(node["target"]) for node in violation["nodes"][:3]])
-            for violation in Axe().run(page).response["violations"]
+            for violation in Axe().run(settled(page)).response["violations"]
             if violation["impact"] in ("critical", "serious")
         ]
         assert found == [], found
