@@ -80,7 +80,16 @@ late = [
     for e in Escalation.objects.select_related("item")
 ]
 resumes = dict(Resume.objects.values_list("state").annotate(n=Count("pk")).order_by())
-print(json.dumps({{"late": late, "resumes": resumes}}))
+# Why a resume was sent more than once: every resume that took a second attempt, with its audit trail's verbs and notes.
+from inbox.models import AuditEvent
+again = {{
+    r.thread.thread_id: [
+        (e.verb, (e.data or {{}}).get("note") or (e.data or {{}}).get("error") or "")
+        for e in AuditEvent.objects.filter(object_type="resume", object_id=str(r.pk)).order_by("pk")
+    ]
+    for r in Resume.objects.filter(attempts__gt=1).select_related("thread")[:20]
+}}
+print(json.dumps({{"late": late, "resumes": resumes, "again": again}}))
 """
 
 
@@ -222,12 +231,17 @@ class Burst:
         self.items: queue.Queue[tuple[int, str] | None] = queue.Queue()
         self.decided_at: dict[str, float] = {}
         self.statuses: Counter[int] = Counter()
+        self.failures: list[str] = []  # the first 5xx answers: which request, what the body said
         self.lock = threading.Lock()
         self.first_decision = self.last_decision = 0.0
 
-    def _count(self, status: int) -> None:
+    def _count(self, status: int, response: httpx.Response | None = None) -> None:
         with self.lock:
             self.statuses[status] += 1
+            if status >= 500 and response is not None and len(self.failures) < 10:
+                self.failures.append(
+                    f"{status} {response.request.method} {response.request.url.path}: {response.text[:200]}"
+                )
 
     def post_runs(self, index: int, threads: list[str]) -> None:
         token = self.agents[index % len(self.agents)]
@@ -236,7 +250,7 @@ class Burst:
                 response = client.post(
                     "/api/v1/runs", json=run_body(thread_id), headers={"Authorization": f"Bearer {token}"}
                 )
-                self._count(response.status_code)
+                self._count(response.status_code, response)
                 if response.status_code in (200, 201):
                     self.items.put((response.json()["items"][0]["id"], thread_id))
 
@@ -250,7 +264,7 @@ class Burst:
                     f"/api/v1/items/{item_id}/decision", json=body, headers={"Authorization": f"Token {token}"}
                 )
                 now = time.time()
-                self._count(response.status_code)
+                self._count(response.status_code, response)
                 if response.status_code in (200, 201):
                     with self.lock:
                         self.decided_at[thread_id] = now
@@ -441,6 +455,10 @@ def main() -> int:
         f"{len(doubled)}, received undecided {len(unasked)})"
     )
     print(f"  no 5xx: {'yes' if not errors else f'NO ({errors})'}")
+    for failure in burst.failures:
+        print(f"    {failure}")
+    for thread_id, trail in report.get("again", {}).items():
+        print(f"  sent more than once? {thread_id} ({len(record.get(thread_id, []))} received): {trail}")
     deepest = ", ".join(f"{name}: {depth:,}" for name, depth in sampler.deepest.most_common()) or "none sampled"
     print(f"  deepest queues: {deepest}; most resumes pending {sampler.most_pending:,}")
     print(f"  queued messages less pending resumes, at most: {sampler.worst_excess:,} (target: at most 100)")

@@ -385,9 +385,17 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
         "hours_form": hours_form,
         "team_hours": kept,
         "may_set_hours": teams.exists(),
+        "hours_why_not": _why_no_hours(request.user),
     }
     status = 400 if form.errors or hours_form.errors else 200
     return render(request, "audit/escalation_rules.html", context, status=status)
+
+
+def _why_no_hours(user: Any) -> str:
+    """Why the business-hours card offers nothing to ``user``, when it does not (read only then)."""
+    if access.sees_everything(user):
+        return "Business hours belong to a team, and there is no team yet: create one in the admin first."
+    return "A team's business hours are set by staff or by the team's lead; you lead no team."
 
 
 @login_required

@@ -197,7 +197,9 @@ def test_a_lead_sets_the_teams_business_hours_on_the_rules_page_and_a_member_can
 
     member = Client()
     member.force_login(bob)
-    assert 'id="business-hours"' not in member.get("/inbox/settings/escalation/").content.decode()
+    shown = member.get("/inbox/settings/escalation/").content.decode()
+    assert "data-no-hours" in shown and 'name="opens"' not in shown  # told why, offered no form
+    assert "set by staff or by the team&#x27;s lead; you lead no team" in shown
     refused = member.post("/inbox/settings/escalation/", {**body, "opens": "07:00"})
     assert refused.status_code == 400
     assert BusinessHours.objects.get(team=team).opens == time(8, 30)
@@ -215,3 +217,14 @@ def test_the_rules_page_says_which_rule_only_nudges_someone_who_decides_already(
     page = client.get("/inbox/settings/escalation/").content.decode()
     assert "bob already decides ops&#x27;s items: the rule tells them, and changes nothing" in page
     assert "Finance leads may decide ops&#x27;s items once the rule fires: a grant of access." in page
+
+
+def test_staff_without_a_team_are_told_why_no_hours_can_be_set(db):
+    from django.test import Client
+
+    admin = UserFactory(username="root", is_staff=True, is_superuser=True)
+    client = Client()
+    client.force_login(admin)
+    page = client.get("/inbox/settings/escalation/").content.decode()
+    assert "data-no-hours" in page and 'name="opens"' not in page
+    assert "there is no team yet: create one in the admin first" in page
