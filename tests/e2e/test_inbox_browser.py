@@ -292,3 +292,15 @@ def test_keyboard_navigation_moves_opens_and_lists_shortcuts(login, alice, post_
     page.keyboard.press("Enter")
     page.wait_for_url(f"**/inbox/items/{items[1].pk}/")
     expect(page.locator("h1")).to_have_text(items[1].message)
+
+
+def test_a_person_signs_in_through_the_form_and_lands_on_the_inbox(browser, live_asgi, alice):
+    """The other browser tests start from a session cookie (tests/helpers/browser.py): this one types."""
+    from tests.helpers.browser import sign_in_through_the_form
+
+    context = browser.new_context(base_url=live_asgi)
+    page = sign_in_through_the_form(context, alice)
+    assert page.url.endswith("/inbox/")
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
+    expect(page.locator("body")).to_contain_text("alice")
+    context.close()
