@@ -6,13 +6,16 @@ the current time zone, cut texts, the reason in words, the run's deadline, the d
 computed once, in plain Python, by the same functions the filters use (``inbox_tags``), with the clock, the time
 zone and today's date read once per page; the template only places them. The HTML is still all in the template
 (``tests/inbox/test_list_rows.py`` holds the row's cells to the shared partials they repeat: ``_deadline.html``,
-``_outcome_badge.html``, ``_delivery_mark.html``)."""
+``_outcome_badge.html``, ``_delivery_mark.html``, ``_avatar.html``).
+
+A row is a flat dict of plain values (``Row``), and every condition the template tests is a value of its own: the
+template engine looks a name up in a dict first and falls back to an attribute only after that lookup failed, and it
+evaluates ``{% if a == "b" %}`` as three expressions where ``{% if a_is_b %}`` is one."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import Any
+from typing import Any, TypedDict
 
 from django import template
 from django.utils import timezone
@@ -22,8 +25,10 @@ from inbox.listing.selectors import BulkNote
 from inbox.models import InboxItem
 from inbox.templatetags.inbox_tags import (
     AGE_STEPS,
+    avatar_hue,
     clip,
     delivery,
+    initials,
     reason_class,
     reason_label,
     remaining_words,
@@ -36,61 +41,22 @@ _STATUS_LABELS = {value: str(label) for value, label in InboxItem.Status.choices
 _OUTCOME_LABELS = {value: str(label) for value, label in InboxItem.Outcome.choices}
 
 
-@dataclass(slots=True)
-class Moment:
-    """A time as the row shows it: ``iso`` (``|iso``) and ``stamp`` (``|stamp``), both in the current time zone."""
-
-    iso: str
-    stamp: str
-
-
-@dataclass(slots=True)
-class Holder:
-    """Who holds (claimed) an open row: the person (for ``_avatar.html``), their name, whether it is the viewer."""
-
-    person: Any
-    name: str
-    is_viewer: bool
-
-
-@dataclass(slots=True)
-class Snoozed:
-    """The viewer's snooze of an open row: until when, and that time as people say it (``|until_words``)."""
-
-    until: Moment
-    words: str
-
-
-@dataclass(slots=True)
-class Deadline:
-    """An open row's deadline as ``_deadline.html`` draws it: the run's (``|run_deadline``) and, when it is not
-    the item's own, the item's; ``left`` is ``|short_remaining``."""
-
-    at: Moment
-    left: str
-    is_run_deadline: bool
-    own: str  # the item's own expiresAt (stamp), when the run's deadline is earlier
-    defaulted: bool
-
-
-@dataclass(slots=True)
-class ShownDelivery:
-    """``item|delivery`` as ``_delivery_mark.html`` draws it."""
-
-    state: str
-    sentence: str
-    label: str
-
-
-@dataclass(slots=True)
-class Row:
-    """One row of the list: every value ``inbox/_rows.html`` shows, worked out."""
+class Row(TypedDict):
+    """One row of the list: every value ``inbox/_rows.html`` shows or tests, worked out. Times are ``iso``
+    (``|iso``) and ``stamp`` (``|stamp``), both in the current time zone."""
 
     pk: int
     status: str
     href: str
     flash: bool
-    note: BulkNote
+    # The row's BulkNote (listing.selectors.bulk_note): its kind and words, and each kind the template tests.
+    note_kind: str
+    note_words: str
+    selectable: bool
+    note_closed: bool
+    note_claimed: bool
+    note_form: bool
+    note_self: bool
     interrupt_id: str
     outcome_key: str
     outcome_label: str
@@ -101,15 +67,38 @@ class Row:
     reason_label: str
     words: str
     words_long: bool
-    holder: Holder | None
-    snoozed: Snoozed | None
+    # Who holds (claimed) an open row (None: no one), for the avatar (``_avatar.html``) and the chip.
+    holder: Any
+    holder_name: str
+    holder_is_viewer: bool
+    holder_hue: int
+    holder_initials: str
+    # The viewer's snooze of an open row: until when, and that time as people say it (``|until_words``).
+    snoozed: bool
+    snoozed_iso: str
+    snoozed_stamp: str
+    snoozed_words: str
     tool_name: str
     tool_short: str
-    created: Moment
+    created_iso: str
+    created_stamp: str
     age: str
-    deadline: Deadline | None
+    # An open row's deadline as ``_deadline.html`` draws it: the run's (``|run_deadline``); ``left`` is
+    # ``|short_remaining``; ``own``, the item's own expiresAt (stamp) when the run's deadline is earlier.
+    deadline: bool
+    deadline_iso: str
+    deadline_stamp: str
+    deadline_left: str
+    deadline_expired: bool
+    is_run_deadline: bool
+    deadline_own: str
+    deadline_defaulted: bool
     decided_by: str
-    delivery: ShownDelivery | None
+    # ``item|delivery`` as ``_delivery_mark.html`` draws it (a decided row).
+    delivery: bool
+    delivery_state: str
+    delivery_sentence: str
+    delivery_label: str
 
 
 class _Page:
@@ -120,10 +109,10 @@ class _Page:
         self.zone: tzinfo = timezone.get_current_timezone()
         self.today = self.now.astimezone(self.zone).date()
 
-    def moment(self, value: datetime) -> Moment:
+    def moment(self, value: datetime) -> tuple[str, str]:
         """``|iso`` and ``|stamp`` of ``value``: the template converts an aware time to the current zone first."""
         local = value.astimezone(self.zone) if value.utcoffset() is not None else value
-        return Moment(local.isoformat(), f"{local:%Y-%m-%d %H:%M:%S} {local.tzname() or ''}".rstrip())
+        return local.isoformat(), f"{local:%Y-%m-%d %H:%M:%S} {local.tzname() or ''}".rstrip()
 
     def age(self, value: datetime) -> str:
         """``|short_age``."""
@@ -155,52 +144,73 @@ def _row(item: InboxItem, page: _Page, *, path: str, viewer: Any, flash: Any) ->
     is_open = item.status == InboxItem.Status.OPEN
     outcome_label = _OUTCOME_LABELS.get(item.outcome, item.outcome) if item.outcome else _STATUS_LABELS[item.status]
     words = clip(item.message or emitters.question_of(emitters.Interrupt.of(item)) or item.interrupt_id, 600)
-    holder = None
+    note: BulkNote = item.bulk_note  # type: ignore[attr-defined]  # listing.selectors.with_bulk_notes
     claimed_by = item.claimed_by if item.claimed_by_id is not None else None
-    if claimed_by is not None and is_open:
-        holder = Holder(claimed_by, claimed_by.get_username(), item.held_by(viewer))
-    snoozed_until = getattr(item, "snoozed_until", None)
-    snoozed = Snoozed(page.moment(snoozed_until), page.until(snoozed_until)) if snoozed_until and is_open else None
-    deadline = None
+    holder = claimed_by if is_open else None
+    snoozed_until: datetime | None = getattr(item, "snoozed_until", None) if is_open else None
+    snoozed_iso, snoozed_stamp = page.moment(snoozed_until) if snoozed_until else ("", "")
+    deadline_iso = deadline_stamp = deadline_left = deadline_own = ""
+    differs = False
     if is_open:
         decide_by = run_deadline(item)
         assert decide_by is not None  # an InboxItem always has one
         differs = decide_by != item.expires_at
-        deadline = Deadline(
-            at=page.moment(decide_by),
-            left=page.remaining(decide_by),
-            is_run_deadline=differs,
-            own=page.moment(item.expires_at).stamp if differs else "",
-            defaulted=item.expires_at_defaulted,
-        )
+        deadline_iso, deadline_stamp = page.moment(decide_by)
+        deadline_left = page.remaining(decide_by)
+        deadline_own = page.moment(item.expires_at)[1] if differs else ""
     shown = delivery(item) if item.status in InboxItem.DECIDED else None
     tool_name = item.tool_name
-    return Row(
-        pk=item.pk,
-        status=item.status,
-        href=f"{path}{item.pk}/",
-        flash=bool(flash) and item.pk in flash,
-        note=item.bulk_note,  # type: ignore[attr-defined]  # listing.selectors.with_bulk_notes
-        interrupt_id=item.interrupt_id,
-        outcome_key=item.outcome or item.status,
-        outcome_label=outcome_label,
-        agent_name=item.agent.name or item.agent.slug,
-        thread=clip(item.thread.thread_id, 28),
-        reason=item.reason,
-        reason_class=reason_class(item),
-        reason_label=clip(reason_label(item), 28),
-        words=words,
-        words_long=len(words) > 90,
-        holder=holder,
-        snoozed=snoozed,
-        tool_name=tool_name,
-        tool_short=clip(tool_name, 64) if tool_name else "",
-        created=page.moment(item.created_at),
-        age=page.age(item.created_at),
-        deadline=deadline,
-        decided_by=item.decided_by.get_username() if item.decided_by_id is not None and item.decided_by else "",
-        delivery=ShownDelivery(shown.state, shown.sentence, shown.label) if shown else None,
-    )
+    created_iso, created_stamp = page.moment(item.created_at)
+    return {
+        "pk": item.pk,
+        "status": item.status,
+        "href": f"{path}{item.pk}/",
+        "flash": bool(flash) and item.pk in flash,
+        "note_kind": note.kind,
+        "note_words": note.words,
+        "selectable": note.selectable,
+        "note_closed": note.kind == "closed",
+        "note_claimed": note.kind == "claimed",
+        "note_form": note.kind == "form",
+        "note_self": note.kind == "self",
+        "interrupt_id": item.interrupt_id,
+        "outcome_key": item.outcome or item.status,
+        "outcome_label": outcome_label,
+        "agent_name": item.agent.name or item.agent.slug,
+        "thread": clip(item.thread.thread_id, 28),
+        "reason": item.reason,
+        "reason_class": reason_class(item),
+        "reason_label": clip(reason_label(item), 28),
+        "words": words,
+        "words_long": len(words) > 90,
+        "holder": holder,
+        "holder_name": holder.get_username() if holder is not None else "",
+        "holder_is_viewer": holder is not None and item.held_by(viewer),
+        "holder_hue": avatar_hue(holder) if holder is not None else 0,
+        "holder_initials": initials(holder) if holder is not None else "",
+        "snoozed": bool(snoozed_until),
+        "snoozed_iso": snoozed_iso,
+        "snoozed_stamp": snoozed_stamp,
+        "snoozed_words": page.until(snoozed_until) if snoozed_until else "",
+        "tool_name": tool_name,
+        "tool_short": clip(tool_name, 64) if tool_name else "",
+        "created_iso": created_iso,
+        "created_stamp": created_stamp,
+        "age": page.age(item.created_at),
+        "deadline": is_open,
+        "deadline_iso": deadline_iso,
+        "deadline_stamp": deadline_stamp,
+        "deadline_left": deadline_left,
+        "deadline_expired": deadline_left == "expired",
+        "is_run_deadline": differs,
+        "deadline_own": deadline_own,
+        "deadline_defaulted": item.expires_at_defaulted,
+        "decided_by": item.decided_by.get_username() if item.decided_by_id is not None and item.decided_by else "",
+        "delivery": shown is not None,
+        "delivery_state": shown.state if shown else "",
+        "delivery_sentence": shown.sentence if shown else "",
+        "delivery_label": shown.label if shown else "",
+    }
 
 
 @register.simple_tag(takes_context=True)

@@ -154,3 +154,17 @@ def test_a_rows_deadline_outcome_and_delivery_are_what_the_shared_partials_draw(
     due = _due_cell(rows_html(client, alice, "tab=decided"), decided.pk)
     assert "Approved" in badge and 'data-delivery="' in mark
     assert due == f'{badge} <span class="sub-inline">by alice</span> {mark}'
+
+
+def test_a_held_rows_avatar_is_what_the_shared_partial_draws(client, alice, bob, agent):
+    """The holder chip draws the avatar from values worked out once per page, not through ``_avatar.html``."""
+    bob.first_name, bob.last_name = "Bo", "Brown"
+    bob.save(update_fields=["first_name", "last_name"])
+    held = InboxItemFactory(run=RunFactory(agent=agent.agent), claimed_by=bob, claimed_at=timezone.now())
+    page = rows_html(client, alice)
+    row = page[page.index(f'<tr data-item-row data-item-id="{held.pk}"') :]
+    avatar = render_to_string("inbox/_avatar.html", {"person": bob, "small": True})
+    assert 'data-hue="' in avatar and ">BB<" in avatar
+    assert (
+        f'<span class="holder-chip" data-holder="bob" title="Claimed by bob">{avatar}bob ' in row[: row.index("</tr>")]
+    )
