@@ -199,7 +199,24 @@ def tab_q(tab: str, user) -> Q:
 # item's bulk checkbox and its words, response_schema and metadata (does it need its form? what does it ask?
 # Both are read through the known emitters' table, inbox.agui.emitters, which recognises an interrupt by its
 # metadata: a Strands question's words are in metadata.reason).
-_LIST_DEFERRED = ("raw", "response_payload", "tool_result", "status_note")
+# The row names its agent, thread and people and reads nothing else of theirs (an agent's endpoint and secret header,
+# a person's password hash): those columns are left out too, as are their times, which cost the most to load.
+_LIST_DEFERRED = (
+    "raw",
+    "response_payload",
+    "tool_result",
+    "status_note",
+    *(f"agent__{name}" for name in ("endpoint_url", "auth_header_name", "auth_header_value", "enabled")),
+    *(f"agent__{name}" for name in ("default_ttl", "approvals_required", "description", "created_at")),
+    "thread__agent",
+    "thread__created_at",
+    "thread__updated_at",
+    *(
+        f"{person}__{name}"
+        for person in ("decided_by", "claimed_by")
+        for name in ("password", "last_login", "is_superuser", "email", "is_staff", "is_active", "date_joined")
+    ),
+)
 
 
 @dataclass(frozen=True)
