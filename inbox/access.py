@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -69,7 +69,8 @@ def _agents_of_teams(user: Any) -> QuerySet[Agent]:
 # ``RememberPerRequest`` middleware opens) the answer is read once, in one query: the agents (id, slug, name)
 # and team ids the queries then carry as values, with no subquery to build and plan again in each statement.
 # Outside one (tasks, websocket renders, the shell, tests calling selectors) every query carries its subquery,
-# so a membership change is seen at once. Nothing outlives the request.
+# so a membership change is seen at once. Nothing outlives the request. The approver's ``visible_items`` queryset,
+# which a list page filters three times, is built once too (its escalation subquery still runs in each statement).
 AgentChoice = tuple[int, str, str]  # an agent's id, slug and name
 
 
@@ -77,6 +78,7 @@ AgentChoice = tuple[int, str, str]  # an agent's id, slug and name
 class _Visible:
     agents: list[AgentChoice]  # by name
     teams: list[int]
+    querysets: dict[str, QuerySet] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def agent_ids(self) -> list[int]:
@@ -187,9 +189,16 @@ def visible_items(user: Any) -> QuerySet[InboxItem]:
     items = InboxItem.objects.all()
     if sees_everything(user):
         return items
+    memo = _remembered(user)
+    if memo is not None and "items" in memo.querysets:
+        return memo.querysets["items"].all()  # a copy: a caller may evaluate it
     mine = Q(routed_team__isnull=True) & _among("agent_id", _agent_ids(user))
     # Each side is checked inside the list's tab indexes (agent, routed team and id are in the key).
-    return items.filter(mine | _among("routed_team_id", _team_ids(user)) | _among("id", escalated_to(user)))
+    items = items.filter(mine | _among("routed_team_id", _team_ids(user)) | _among("id", escalated_to(user)))
+    if memo is not None:
+        memo.querysets["items"] = items
+        return items.all()
+    return items
 
 
 def visible_runs(user: Any) -> QuerySet[Run]:
