@@ -182,16 +182,16 @@ def snoozed_by(user) -> Exists:
     return Exists(_snoozes_in_force(user))
 
 
-def tab_q(tab: str, user) -> Q:
+def tab_q(tab: str, user, *, snoozed: Exists | None = None) -> Q:
     """The rows of ``tab`` for ``user``: the tab's status, and on the work tabs (Open, Mine) none ``user``
-    snoozed; Mine only what they hold, Snoozed only what they snoozed."""
+    snoozed; Mine only what they hold, Snoozed only what they snoozed. ``snoozed``: ``snoozed_by(user)``, when
+    the caller builds it once for several tabs."""
     condition = _TAB_FILTERS[tab]
     if tab == "mine":
         condition &= Q(claimed_by=user.pk)
-    if tab in WORK_TABS:
-        condition &= Q(~snoozed_by(user))
-    elif tab == "snoozed":
-        condition &= Q(snoozed_by(user))
+    if tab in WORK_TABS or tab == "snoozed":
+        snoozed = snoozed if snoozed is not None else snoozed_by(user)
+        condition &= Q(~snoozed if tab in WORK_TABS else snoozed)
     return condition
 
 
@@ -441,9 +441,28 @@ def _bounded_count_sql(querysets: list[tuple[QuerySet, int]]) -> tuple[str, list
     return "SELECT " + ", ".join(parts), params
 
 
-def tab_counts(*, user, filters: ListFilters, views: Sequence[ListFilters] = ()) -> tuple[dict[str, int], list[int]]:
+def tab_querysets(*, user, filters: ListFilters) -> dict[str, QuerySet[InboxItem]] | None:
+    """Each tab's rows under the filters, unordered: built once for a page's tab counts and its rows. None with a
+    text search, whose counts take one pass over its matches instead (``_search_counts``)."""
+    return None if filters.q else _tab_querysets(user, filters)
+
+
+def _tab_querysets(user, filters: ListFilters) -> dict[str, QuerySet[InboxItem]]:
+    base = _filtered(user, filters)
+    snoozed = snoozed_by(user)
+    return {tab: base.filter(tab_q(tab, user, snoozed=snoozed)) for tab in TABS}
+
+
+def tab_counts(
+    *,
+    user,
+    filters: ListFilters,
+    views: Sequence[ListFilters] = (),
+    tabs: dict[str, QuerySet[InboxItem]] | None = None,
+) -> tuple[dict[str, int], list[int]]:
     """Items per tab under the current filters, and the rows of each of ``views`` (its tab under its filters: the
-    saved views' tabs), in one query of one bounded subquery per tab and per view.
+    saved views' tabs), in one query of one bounded subquery per tab and per view. ``tabs``: the
+    ``tab_querysets`` of these filters, when the caller built them (a search counts its own, one match longer).
 
     Each subquery stops after its bound (read from the index that serves the tab), so the cost does not grow
     with the history: the current tab counts up to ``LIST_COUNT_LIMIT`` (its pager needs the number; past it
@@ -459,7 +478,8 @@ def tab_counts(*, user, filters: ListFilters, views: Sequence[ListFilters] = ())
         counts, row = _search_counts(user=user, matches=base, also=[(queryset, badge) for queryset in viewed])
     else:
         bounds = {tab: LIST_COUNT_LIMIT if tab == filters.tab else badge for tab in TABS}
-        querysets = [(base.filter(tab_q(tab, user)), bounds[tab]) for tab in TABS]
+        tabs = tabs or _tab_querysets(user, filters)
+        querysets = [(tabs[tab], bounds[tab]) for tab in TABS]
         sql, params = _bounded_count_sql([*querysets, *((queryset, badge) for queryset in viewed)])
         with connections[base.db].cursor() as cursor:
             cursor.execute(sql, params)
@@ -499,9 +519,10 @@ def _search_counts(
     return {tab: AtLeast(n) if bounded else n for tab, n in counts.items()}, list(tabs[5:])
 
 
-def tab_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
-    """The tab's rows under the filters, in the tab's order (no columns chosen yet)."""
-    items = _filtered(user, filters).filter(tab_q(filters.tab, user))
+def tab_rows(*, user, filters: ListFilters, rows: QuerySet[InboxItem] | None = None) -> QuerySet[InboxItem]:
+    """The tab's rows under the filters, in the tab's order (no columns chosen yet). ``rows``: the tab's rows
+    from ``tab_querysets``, when the caller built them."""
+    items = rows if rows is not None else _filtered(user, filters).filter(tab_q(filters.tab, user))
     return items.order_by(*SORT_ORDERS[filters.effective_sort])
 
 
@@ -566,8 +587,11 @@ def with_bulk_notes(items: list[InboxItem], user) -> list[InboxItem]:
     return items
 
 
-def list_page(*, user, filters: ListFilters, counts: dict[str, int]) -> Page:
-    rows = tab_rows(user=user, filters=filters)
+def list_page(
+    *, user, filters: ListFilters, counts: dict[str, int], tabs: dict[str, QuerySet[InboxItem]] | None = None
+) -> Page:
+    """The page of rows; ``tabs``: the ``tab_querysets`` of these filters, when the caller built them."""
+    rows = tab_rows(user=user, filters=filters, rows=tabs[filters.tab] if tabs else None)
     paginator = Paginator(rows, PAGE_SIZE)
     # The tab counts already hold the total (bounded: see tab_counts): no second COUNT(*).
     paginator.count = counts[filters.tab]

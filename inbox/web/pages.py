@@ -59,10 +59,11 @@ def list_context(*, user, filters: ListFilters) -> dict[str, Any]:
     """What the list shows that changes as items come and go: the page of rows, the tab and view counts, the pager.
     The page and its live updates (inbox.web.fragments) render it from here."""
     views = saved_views.tab_views(user)
+    tabs = page_selectors.tab_querysets(user=user, filters=filters)  # the counts and the page filter them the same
     counts, view_counts = page_selectors.tab_counts(
-        user=user, filters=filters, views=[saved_views.filters_of(view) for view in views]
+        user=user, filters=filters, views=[saved_views.filters_of(view) for view in views], tabs=tabs
     )
-    page = page_selectors.list_page(user=user, filters=filters, counts=counts)
+    page = page_selectors.list_page(user=user, filters=filters, counts=counts, tabs=tabs)
     items = page_selectors.with_bulk_notes(list(page.object_list), user)
     return {
         "filters": filters,
