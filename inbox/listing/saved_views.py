@@ -31,9 +31,13 @@ def visible_views(user: Any) -> QuerySet[SavedView]:
 
 
 def views_in_order(user: Any) -> QuerySet[SavedView]:
-    """``visible_views``, the person's own first, then by name."""
+    """``visible_views``, the person's own first, then by name, with their owner and team."""
+    return _in_order(visible_views(user).select_related("owner", "team"), user)
+
+
+def _in_order(views: QuerySet[SavedView], user: Any) -> QuerySet[SavedView]:
     own_first = Case(When(owner_id=user.pk, then=Value(0)), default=Value(1), output_field=IntegerField())
-    return visible_views(user).select_related("owner", "team").order_by(own_first, "name", "pk")
+    return views.order_by(own_first, "name", "pk")
 
 
 def filters_of(view: SavedView) -> ListFilters:
@@ -119,8 +123,9 @@ class ViewTab:
 
 
 def tab_views(user: Any) -> list[SavedView]:
-    """The views the list shows as tabs (at most ``SAVED_VIEW_TABS``), in one query."""
-    return list(views_in_order(user)[:SAVED_VIEW_TABS])
+    """The views the list shows as tabs (at most ``SAVED_VIEW_TABS``), in one query: with their team (a shared
+    view's tab names it), not their owner."""
+    return list(_in_order(visible_views(user).select_related("team"), user)[:SAVED_VIEW_TABS])
 
 
 def view_tabs(*, views: list[SavedView], counts: list[int], filters: ListFilters) -> list[ViewTab]:
