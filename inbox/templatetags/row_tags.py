@@ -67,8 +67,8 @@ class Row(TypedDict):
     reason_label: str
     words: str
     words_long: bool
-    # Who holds (claimed) an open row (None: no one), for the avatar (``_avatar.html``) and the chip.
-    holder: Any
+    # Whether someone holds (claimed) an open row; who, for the chip and its avatar (``_avatar.html``).
+    held: bool
     holder_name: str
     holder_is_viewer: bool
     holder_hue: int
@@ -183,7 +183,7 @@ def _row(item: InboxItem, page: _Page, *, path: str, viewer: Any, flash: Any) ->
         "reason_label": clip(reason_label(item), 28),
         "words": words,
         "words_long": len(words) > 90,
-        "holder": holder,
+        "held": holder is not None,
         "holder_name": holder.get_username() if holder is not None else "",
         "holder_is_viewer": holder is not None and item.held_by(viewer),
         "holder_hue": avatar_hue(holder) if holder is not None else 0,
