@@ -199,18 +199,13 @@ def tab_q(tab: str, user, *, snoozed: Exists | None = None) -> Q:
 # item's bulk checkbox and its words, response_schema and metadata (does it need its form? what does it ask?
 # Both are read through the known emitters' table, inbox.agui.emitters, which recognises an interrupt by its
 # metadata: a Strands question's words are in metadata.reason).
-# The row names its agent, thread and people and reads nothing else of theirs (an agent's endpoint and secret header,
-# a person's password hash): those columns are left out too, as are their times, which cost the most to load.
+# The row names its people and reads nothing else of theirs (a person's password hash): those columns are left out
+# too, as are their times, which cost the most to load.
 _LIST_DEFERRED = (
     "raw",
     "response_payload",
     "tool_result",
     "status_note",
-    *(f"agent__{name}" for name in ("endpoint_url", "auth_header_name", "auth_header_value", "enabled")),
-    *(f"agent__{name}" for name in ("default_ttl", "approvals_required", "description", "created_at")),
-    "thread__agent",
-    "thread__created_at",
-    "thread__updated_at",
     *(
         f"{person}__{name}"
         for person in ("decided_by", "claimed_by")
@@ -531,8 +526,12 @@ def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
 
 
 def _row_columns(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
-    """What a row shows besides its own columns: its agent, thread and people joined, its run's truth annotated."""
-    return with_truth(items.select_related("agent", "thread", "decided_by", "claimed_by").defer(*_LIST_DEFERRED))
+    """What a row shows besides its own columns: its people joined, its run's truth annotated, and the names of its
+    agent and thread (``agent_slug``, ``agent_name``, ``thread_key``: columns read through the same joins, where
+    whole agent and thread objects cost 100 model instances a page to show three strings)."""
+    items = items.select_related("decided_by", "claimed_by").defer(*_LIST_DEFERRED)
+    names = {"agent_slug": F("agent__slug"), "agent_name": F("agent__name"), "thread_key": F("thread__thread_id")}
+    return with_truth(items.annotate(**names))
 
 
 def _with_row_notes(items: QuerySet[InboxItem], user) -> QuerySet[InboxItem]:

@@ -176,8 +176,9 @@ def _row(item: InboxItem, page: _Page, *, path: str, viewer: Any, flash: Any) ->
         "interrupt_id": item.interrupt_id,
         "outcome_key": item.outcome or item.status,
         "outcome_label": outcome_label,
-        "agent_name": item.agent.name or item.agent.slug,
-        "thread": clip(item.thread.thread_id, 28),
+        # listing.selectors._row_columns
+        "agent_name": item.agent_name or item.agent_slug,  # type: ignore[attr-defined]
+        "thread": clip(item.thread_key, 28),  # type: ignore[attr-defined]
         "reason": item.reason,
         "reason_class": reason_class(item),
         "reason_label": clip(reason_label(item), 28),
