@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlencode
 
+from django.contrib.auth import get_user_model
 from django.core.paginator import Page, Paginator
 from django.db import connection, connections
 from django.db.models import Exists, F, Min, OuterRef, Q, QuerySet, Subquery, TextField, Value
@@ -199,16 +200,15 @@ def tab_q(tab: str, user, *, snoozed: Exists | None = None) -> Q:
 # item's bulk checkbox and its words, response_schema and metadata (does it need its form? what does it ask?
 # Both are read through the known emitters' table, inbox.agui.emitters, which recognises an interrupt by its
 # metadata: a Strands question's words are in metadata.reason).
-# The row names its people and reads nothing else of theirs (a person's password hash): those columns are left out
-# too, as are their times, which cost the most to load.
+# The row names the person holding it and reads nothing else of theirs (their password hash): those columns are left
+# out too, as are their times, which cost the most to load.
 _LIST_DEFERRED = (
     "raw",
     "response_payload",
     "tool_result",
     "status_note",
     *(
-        f"{person}__{name}"
-        for person in ("decided_by", "claimed_by")
+        f"claimed_by__{name}"
         for name in ("password", "last_login", "is_superuser", "email", "is_staff", "is_active", "date_joined")
     ),
 )
@@ -526,11 +526,17 @@ def list_rows(*, user, filters: ListFilters) -> QuerySet[InboxItem]:
 
 
 def _row_columns(items: QuerySet[InboxItem]) -> QuerySet[InboxItem]:
-    """What a row shows besides its own columns: its people joined, its run's truth annotated, and the names of its
-    agent and thread (``agent_slug``, ``agent_name``, ``thread_key``: columns read through the same joins, where
-    whole agent and thread objects cost 100 model instances a page to show three strings)."""
-    items = items.select_related("decided_by", "claimed_by").defer(*_LIST_DEFERRED)
-    names = {"agent_slug": F("agent__slug"), "agent_name": F("agent__name"), "thread_key": F("thread__thread_id")}
+    """What a row shows besides its own columns: who holds it joined (``bulk_note`` and the holder's chip read the
+    person), its run's truth annotated, and the names of its agent, thread and decider (``agent_slug``,
+    ``agent_name``, ``thread_key``, ``decided_by_name``): columns read through the same joins, where whole objects
+    cost up to 150 model instances a page to show four strings."""
+    items = items.select_related("claimed_by").defer(*_LIST_DEFERRED)
+    names = {
+        "agent_slug": F("agent__slug"),
+        "agent_name": F("agent__name"),
+        "thread_key": F("thread__thread_id"),
+        "decided_by_name": F(f"decided_by__{get_user_model().USERNAME_FIELD}"),
+    }
     return with_truth(items.annotate(**names))
 
 

@@ -206,7 +206,7 @@ def _row(item: InboxItem, page: _Page, *, path: str, viewer: Any, flash: Any) ->
         "is_run_deadline": differs,
         "deadline_own": deadline_own,
         "deadline_defaulted": item.expires_at_defaulted,
-        "decided_by": item.decided_by.get_username() if item.decided_by_id is not None and item.decided_by else "",
+        "decided_by": item.decided_by_name or "",  # type: ignore[attr-defined]  # listing.selectors._row_columns
         "delivery": shown is not None,
         "delivery_state": shown.state if shown else "",
         "delivery_sentence": shown.sentence if shown else "",
