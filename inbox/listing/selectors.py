@@ -196,17 +196,27 @@ def tab_q(tab: str, user, *, snoozed: Exists | None = None) -> Q:
     return condition
 
 
-# Heavy JSON the list never shows; the row needs only tool_call (for the tool's name) and, for an open
-# item's bulk checkbox and its words, response_schema and metadata (does it need its form? what does it ask?
-# Both are read through the known emitters' table, inbox.agui.emitters, which recognises an interrupt by its
-# metadata: a Strands question's words are in metadata.reason).
-# The row names the person holding it and reads nothing else of theirs (their password hash): those columns are left
-# out too, as are their times, which cost the most to load.
+# What the list's rows never read, left out of their statement. Heavy JSON: the row needs only tool_call (for the
+# tool's name) and, for an open item's bulk checkbox and its words, response_schema and metadata (does it need its
+# form? what does it ask? Both are read through the known emitters' table, inbox.agui.emitters, which recognises an
+# interrupt by its metadata: a Strands question's words are in metadata.reason). What only the item page shows:
+# when it was decided or claimed, the comment, the reminder's and tool result's times, its position in the run, its
+# own approval count, the team a policy routed it to. And of the person holding it, all but their names (their
+# password hash among them).
 _LIST_DEFERRED = (
     "raw",
     "response_payload",
     "tool_result",
     "status_note",
+    "response_schema_text",
+    "decided_at",
+    "decision_comment",
+    "claimed_at",
+    "reminder_sent_at",
+    "tool_result_at",
+    "position",
+    "approvals_required",
+    "routed_team",
     *(
         f"claimed_by__{name}"
         for name in ("password", "last_login", "is_superuser", "email", "is_staff", "is_active", "date_joined")
