@@ -452,9 +452,9 @@ def tab_querysets(*, user, filters: ListFilters) -> dict[str, QuerySet[InboxItem
     return None if filters.q else _tab_querysets(user, filters)
 
 
-def _tab_querysets(user, filters: ListFilters) -> dict[str, QuerySet[InboxItem]]:
+def _tab_querysets(user, filters: ListFilters, snoozed: Exists | None = None) -> dict[str, QuerySet[InboxItem]]:
     base = _filtered(user, filters)
-    snoozed = snoozed_by(user)
+    snoozed = snoozed if snoozed is not None else snoozed_by(user)
     return {tab: base.filter(tab_q(tab, user, snoozed=snoozed)) for tab in TABS}
 
 
@@ -476,14 +476,16 @@ def tab_counts(
     badge = min(LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT)
     # A search's counts take one match past the limit: it says there are more than the list shows.
     base = _filtered(user, filters, search_limit=LIST_SEARCH_LIMIT + 1 if filters.q else None)
-    viewed = [tab_rows(user=user, filters=each) for each in views]
+    # The views' tabs share one snooze probe (and their rows are counted, not ordered).
+    snoozed = snoozed_by(user) if views else None
+    viewed = [_filtered(user, each).filter(tab_q(each.tab, user, snoozed=snoozed)) for each in views]
     if base.query.is_empty() or any(queryset.query.is_empty() for queryset in viewed):  # nobody logged in
         return dict.fromkeys(TABS, 0), [0] * len(views)
     if filters.q:
         counts, row = _search_counts(user=user, matches=base, also=[(queryset, badge) for queryset in viewed])
     else:
         bounds = {tab: LIST_COUNT_LIMIT if tab == filters.tab else badge for tab in TABS}
-        tabs = tabs or _tab_querysets(user, filters)
+        tabs = tabs or _tab_querysets(user, filters, snoozed)
         querysets = [(tabs[tab], bounds[tab]) for tab in TABS]
         sql, params = _bounded_count_sql([*querysets, *((queryset, badge) for queryset in viewed)])
         with connections[base.db].cursor() as cursor:
