@@ -4,7 +4,6 @@ and Debian's Chromium driven by Playwright."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
@@ -78,23 +77,6 @@ def _fresh_channel_layer() -> Iterator[None]:
     channel_layers.backends.clear()
     yield
     channel_layers.backends.clear()
-
-
-@pytest.fixture(autouse=True)
-def _no_loop_left_by_the_browser(request) -> Iterator[None]:
-    """Playwright's sync API (the session's ``browser``) leaves its asyncio loop marked as running on the main
-    thread for the rest of the session, so a later test on the same worker that calls ``async_to_sync`` would be
-    refused ("cannot use AsyncToSync in the same thread as an async event loop"). Tests that do not drive the
-    browser run without it; it is put back after them."""
-    left = asyncio.events._get_running_loop()
-    if left is None or "browser" in request.fixturenames:
-        yield
-        return
-    asyncio.events._set_running_loop(None)
-    try:
-        yield
-    finally:
-        asyncio.events._set_running_loop(left)
 
 
 @pytest.fixture(autouse=True)
