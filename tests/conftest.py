@@ -402,32 +402,6 @@ def pytest_collection_modifyitems(config, items) -> None:
         for marker, needs in MARKER_FIXTURES.items():
             if fixtures & needs and item.get_closest_marker(marker) is None:
                 item.add_marker(marker)
-    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    items[:] = long_tests_first(items, workers)
-
-
-def long_tests_first(items: list, workers: int) -> list:
-    """The collection reordered so that each of ``workers`` pytest-xdist workers begins with its share of the
-    ``long`` tests. ``--dist worksteal`` gives worker i the i-th contiguous block of the collection (each block
-    ``len(pending) // workers_left``) and later moves only short tests from the ends of the queues: a long test
-    that came last in a block would run alone while the other workers wait."""
-    long = [item for item in items if item.get_closest_marker("long") is not None]
-    if workers < 2 or not long:
-        return items
-    short = iter(item for item in items if item.get_closest_marker("long") is None)
-    shares: list[list] = [long[n::workers] for n in range(workers)]
-    if len(shares[0]) > len(items) // workers:  # mostly long tests: nothing to gain
-        return items
-    ordered: list = []
-    left = len(items)
-    for n in range(workers):
-        size = left // (workers - n)
-        block = shares[n][:size]
-        block += [next(short) for _ in range(size - len(block))]
-        ordered += block
-        left -= size
-    assert len(ordered) == len(items)
-    return ordered
 
 
 @pytest.hookimpl(hookwrapper=True)

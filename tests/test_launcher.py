@@ -23,7 +23,7 @@ import pytest
 from config import embedded_redis
 from tests.conftest import ROOT, free_port
 
-pytestmark = [pytest.mark.worker, pytest.mark.long]  # it runs a real Celery worker (and beat), for a minute a test
+pytestmark = pytest.mark.worker  # it runs a real Celery worker (and beat)
 
 PROC = Path("/proc")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the children's coloured prefixes

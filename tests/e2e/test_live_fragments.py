@@ -134,7 +134,6 @@ def test_every_main_page_passes_its_content_security_policy(login, live_asgi, ag
     assert violations(page) == []
 
 
-@pytest.mark.long
 def test_a_list_left_idle_for_over_two_minutes_still_shows_a_new_item_live(login, live_asgi, agent, bob):
     """The soak: production socket settings (the channel layer blocks in Redis per read, and a socket timeout not
     above that would kill an idle socket and lose the pushes in the gap)."""

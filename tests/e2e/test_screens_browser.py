@@ -393,7 +393,6 @@ def _axe_problems(axe, page) -> list[tuple[str, str, str]]:
     ]
 
 
-@pytest.mark.long
 @pytest.mark.parametrize("role", ["staff", "approver"])
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_axe_finds_nothing_critical_or_serious(browser, live_asgi, staff, alice, pages, size, role):
@@ -431,7 +430,6 @@ def test_axe_finds_nothing_critical_or_serious(browser, live_asgi, staff, alice,
     assert len(found) == 2 * (len(pages) + 1)  # every page, in both schemes
 
 
-@pytest.mark.long
 def test_on_a_phone_the_scrolling_tabs_take_the_keyboard_and_keep_their_landmark(browser, live_asgi, staff, pages):
     """a11y.js gave every box that scrolls sideways role="region"; on the list's <nav> tabs and the audit log's
     filter <form> that is a role axe does not allow (a minor finding, so the test above let it through): they

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 from inbox.models import InboxItem
 from tests.e2e.conftest import ship_orders, shot
 
-pytestmark = [pytest.mark.browser, pytest.mark.long]  # 120 items posted per test
+pytestmark = pytest.mark.browser
 
 WIDE = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

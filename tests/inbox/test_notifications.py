@@ -440,7 +440,6 @@ def test_an_ingested_run_reaches_the_team_by_email_and_by_a_retried_webhook(
     assert f"/inbox/items/{item_id}/" in worker.log()
 
 
-@pytest.mark.long
 @pytest.mark.worker
 def test_a_burst_of_runs_is_one_email_and_one_webhook_call_from_a_real_worker(
     agent, team, alice, receiver, client, start_worker, settings

@@ -71,7 +71,6 @@ def pending_resumes(agent, alice, settings) -> set[int]:
     forget_everything_queued(ids)
 
 
-@pytest.mark.long
 def test_sweeps_over_a_stalled_queue_never_add_to_it_and_queue_again_only_what_redis_lost(pending_resumes):
     assert dispatch_messages(pending_resumes) == PENDING  # one message each, queued on commit
     now = timezone.now()

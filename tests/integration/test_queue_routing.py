@@ -62,7 +62,6 @@ def test_each_task_goes_to_the_queue_of_its_urgency():
         assert entry["options"]["expires"] == entry["schedule"]
 
 
-@pytest.mark.long
 @pytest.mark.worker
 @pytest.mark.integration
 @pytest.mark.django_db(transaction=True)

@@ -39,7 +39,6 @@ def test_the_fuzz_covers_every_operation():
     assert ("POST", "/api/v1/items/{id}/decision") in OPERATIONS
 
 
-@pytest.mark.long
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(("method", "path"), OPERATIONS, ids=[f"{m} {p}" for m, p in OPERATIONS])
 def test_no_operation_answers_a_server_error(method, path, live_asgi, agent, ingest, alice):
