@@ -131,8 +131,13 @@ def _webhook_handler(sinks: Sinks) -> type[BaseHTTPRequestHandler]:
                 sinks.webhook_calls += 1
                 status = sinks.webhook_status
             if status == 200:
-                items = [entry["id"] for entry in json.loads(body).get("items", [])]
-                sinks.add(Arrival("webhook", self.headers.get("Idempotency-Key", ""), items))
+                document = json.loads(body)
+                items = [entry["id"] for entry in document.get("items", [])]
+                # New items' calls are "webhook"; any other event is told apart by its name (an escalation's call is
+                # "items.escalated:webhook"), so that two events about one item are never counted as one doubled.
+                event = document.get("event", "items.created")
+                recipient = "webhook" if event == "items.created" else f"{event}:webhook"
+                sinks.add(Arrival(recipient, self.headers.get("Idempotency-Key", ""), items))
             self.send_response(status)
             self.send_header("Content-Length", "0")
             self.end_headers()
@@ -361,6 +366,7 @@ class NoticeScenarios:
         wait_until(fired, timeout=30, what="the escalations", interval=0.05)
         self._kill_workers()
         expected = self._announced(items) | {("escalation:dan@example.com", item) for item in escalated}
+        expected |= {("items.escalated:webhook", item) for item in escalated}  # the team's webhook hears of it too
         expected |= {("snooze:ann@example.com", item) for item in items[8:]}  # snoozes wake every 30 s
         self._count(row, expected, started=started)
         woken = Snooze.objects.filter(item__in=items[8:], woken_at__isnull=False).count()
