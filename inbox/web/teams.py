@@ -379,13 +379,14 @@ def escalation_settings(request: HttpRequest) -> HttpResponse:
         (team, hours.hours_words(team.inbox_hours))
         for team in teams.filter(inbox_hours__isnull=False).select_related("inbox_hours")
     ]
+    may_set = teams.exists()
     context = {
         "form": form,
         "rules": rules,
         "hours_form": hours_form,
         "team_hours": kept,
-        "may_set_hours": teams.exists(),
-        "hours_why_not": _why_no_hours(request.user),
+        "may_set_hours": may_set,
+        "hours_why_not": "" if may_set else _why_no_hours(request.user),
     }
     status = 400 if form.errors or hours_form.errors else 200
     return render(request, "audit/escalation_rules.html", context, status=status)
