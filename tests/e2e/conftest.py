@@ -45,6 +45,9 @@ def open_live(page: Page, path: str, *, resynced: bool = False) -> Page:
     audited within ``INBOX_LIVE_RESYNC_MARGIN_SECONDS`` of its rendering): a test that then changes the
     database behind the page's back knows the page will not redraw itself from that later state."""
     page.goto(path)
+    # A list opened on a wide screen shows its first item beside it (split.js), and the pane's socket replaces
+    # the list's: wait for that one, or a push in between reaches a socket already retired.
+    expect(page.locator("#split-pane[aria-busy]")).to_have_count(0)
     expect(page.locator("body")).to_have_attribute("data-live", "open")
     if resynced:
         expect(page.locator("#live-meta")).to_have_attribute("data-cursor", re.compile(r"^\d"))
