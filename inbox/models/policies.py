@@ -165,7 +165,11 @@ class PolicyMatch(models.Model):
         if self.mode == Policy.Mode.SHADOW:
             return "Would have " + SHADOW_EFFECTS.get(self.action, "acted on it")
         if self.outcome == self.Outcome.DECIDED:
-            # The policy's own action decided it (its payload is judged as any decision is: ``Decision.outcome``).
+            # Its decision's stored verdict (``Decision.outcome``, the one judge); the policy's action for a match
+            # whose decision is gone or was stored before decisions carried one.
+            decision = self.decision
+            if decision is not None and decision.outcome:
+                return decision.get_outcome_display()
             return "Denied" if self.action == Policy.Action.DENY else "Approved"
         return self.get_outcome_display()
 

@@ -128,8 +128,9 @@ def policy_stats(policies: list[Policy] | None = None) -> list[PolicyStats]:
 
 
 def matches_in_order() -> QuerySet[PolicyMatch]:
-    """Matches with their policy, in the order they were recorded: an item's page and its API read them so."""
-    return PolicyMatch.objects.select_related("policy").order_by("pk")
+    """Matches with their policy and decision, in the order they were recorded: an item's page and its API read
+    them so."""
+    return PolicyMatch.objects.select_related("policy", "decision").order_by("pk")
 
 
 def item_policy_notes(item: InboxItem) -> list[PolicyMatch]:

@@ -377,3 +377,39 @@ def test_an_enforced_approve_leaves_a_question_to_people(ingest, staff, agent):
     assert asked.is_open and asked.response_payload is None
     match = PolicyMatch.objects.get(item=asked)
     assert match.outcome == "refused" and match.note.startswith("asks_a_question")
+
+
+ACCEPT_REJECT = {
+    "type": "object",
+    "properties": {"decision": {"type": "string", "enum": ["accept", "reject"]}},
+    "required": ["decision"],
+}
+
+
+@pytest.mark.parametrize(
+    ("action", "payload", "words", "other"),
+    [
+        ("approve", {"decision": "accept"}, "Approved by policy", "Denied by policy"),
+        ("deny", {"decision": "reject"}, "Denied by policy", "Approved by policy"),
+    ],
+)
+def test_a_policy_decision_in_the_items_own_shape_reads_as_what_it_was(
+    ingest, staff, agent, alice, client, action, payload, words, other
+):
+    """Issue 47.1: the policy note on the item page reads the stored outcome, not whether the payload says
+    ``approved``: an approve in an ``accept``/``reject`` schema is no denial."""
+    policy_create(
+        user=staff,
+        fields={"name": "Mail", "agent": agent.agent, "tool_name": "sendEmail", "action": action, "mode": "enforce"},
+    )
+    from tests.policies.runs import tool_run
+
+    body = ingest(agent, tool_run("t1", "r1", ("sendEmail", {"to": "a@b.com"}), responseSchema=ACCEPT_REJECT)).json()
+    decided = InboxItem.objects.get(pk=body["items"][0]["id"])
+    assert (decided.status, decided.response_payload) == ("resolved", payload)
+    expected = "approved" if action == "approve" else "denied"
+    assert decided.outcome == expected
+    client.force_login(alice)
+    page = client.get(decided.get_absolute_url()).content.decode()
+    notes = page[page.index("data-policy-notes") :].split("</section>", 1)[0]
+    assert words in notes and other not in notes, notes
