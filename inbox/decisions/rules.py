@@ -24,7 +24,7 @@ from inbox.core.errors import ApplicationError
 from inbox.core.safe_json import UnsafeJson, check_text, check_value
 from inbox.decisions.wording import in_words
 from inbox.limits import MAX_JSON_DEPTH
-from inbox.models import Decision, InboxItem
+from inbox.models import EDIT_KEYS, Decision, InboxItem
 
 BOOLEAN_APPROVAL_SCHEMA: dict = {
     "type": "object",
@@ -85,10 +85,6 @@ def schema_for(
     if reason == "confirmation" or is_tool_approval(reason, tool_call_id):
         return BOOLEAN_APPROVAL_SCHEMA
     return None
-
-
-# What carries a replacement of a tool call's arguments in an answer (``inbox.decisions.shapes.EDIT_KEYS``).
-EDIT_KEYS = ("editedArgs", "updatedInput")
 
 
 def check_edits_offered(status: Any, payload: Any, schema: dict | None) -> DecisionError | None:

@@ -17,14 +17,11 @@ from inbox.agui import emitters
 from inbox.core import jsonschema_safe, schema_view
 from inbox.decisions.rules import BOOLEAN_APPROVAL_SCHEMA, default_schema_for, validate_payload
 from inbox.limits import MAX_SHAPE_CHECK_STEPS
-from inbox.models import InboxItem
+from inbox.models import EDIT_KEYS, InboxItem
 
 # Words that say yes or no in a two-valued enum, compared case-insensitively.
 YES_WORDS = frozenset({"allow", "approve", "approved", "accept", "accepted", "yes", "y", "true", "ok", "confirm"})
 NO_WORDS = frozenset({"deny", "denied", "reject", "rejected", "decline", "declined", "no", "n", "false"})
-
-# Properties that carry a full replacement of the tool call's arguments, in the order they are looked for.
-EDIT_KEYS = ("editedArgs", "updatedInput")
 
 # Properties a yes/no answer may leave as an empty string when the schema requires them (a note to the agent).
 _NOTE_KEYS = frozenset({"message", "reason", "feedback", "comment", "note"})

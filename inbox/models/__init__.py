@@ -22,6 +22,10 @@ from inbox.core.fields import RowsJSONField
 from inbox.core.json_view import in_key_order, in_schema_order, proposal_args
 from inbox.limits import MAX_JSON_DEPTH
 
+# What carries a full replacement of a tool call's arguments in an answer, in the order they are looked for: the
+# spec's ``editedArgs`` and Claude Agent SDK's ``updatedInput`` (docs/deciding.md, "Known emitters").
+EDIT_KEYS = ("editedArgs", "updatedInput")
+
 # What a decision means (approved, denied, answered…) is judged once, when it is made, by the item's own schema
 # (``inbox.decisions.shapes.outcome_for``), and stored: on the decision (``Decision.outcome``) and, when it closes
 # the item, on the item (``InboxItem.outcome``). Every reader reads the stored outcome; nothing here judges a payload.
@@ -345,7 +349,23 @@ class InboxItem(models.Model):
         the client may offer edit UI (the page also needs a yes/no shape: ``inbox.decisions.shapes``). Read through
         local ``$ref``s, ``allOf`` and union branches (``inbox.core.schema_view``)."""
         schema = self.response_schema
-        return isinstance(schema, dict) and bool(schema_view.property_names(schema) & {"editedArgs", "updatedInput"})
+        return isinstance(schema, dict) and bool(schema_view.property_names(schema) & set(EDIT_KEYS))
+
+    @property
+    def edited_args(self) -> Any:
+        """The edited arguments the closing answer sent (under its edit key), or None when it is not an approval
+        with edits."""
+        if self.outcome != self.Outcome.APPROVED_WITH_EDITS:
+            return None
+        return edited_args_in(self.response_payload)
+
+
+def edited_args_in(payload: Any) -> Any:
+    """The full replacement of a tool call's arguments an answer carries, under whichever edit key it came (the
+    spec's ``editedArgs``, Claude Agent SDK's ``updatedInput``: ``EDIT_KEYS``), or None when it carries none."""
+    if not isinstance(payload, dict):
+        return None
+    return next((payload[key] for key in EDIT_KEYS if key in payload), None)
 
 
 class ItemSearchText(models.Model):

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db.models import Count, QuerySet
 from django.utils import timezone
 
-from inbox.models import InboxItem, Resume
+from inbox.models import InboxItem, Resume, edited_args_in
 from inbox.models.policies import BacktestFinding, Policy, PolicyBacktest, PolicyMatch
 
 
@@ -279,8 +279,7 @@ class FindingRow:
 
 
 def _edits(item: InboxItem) -> list[tuple[str, str, str]]:
-    payload = item.response_payload
-    edited = payload.get("editedArgs") if isinstance(payload, dict) else None
+    edited = edited_args_in(item.response_payload)
     if not isinstance(edited, dict):
         return []
     args = (item.tool_call or {}).get("args") or {}

@@ -14,7 +14,7 @@ from inbox.agui import emitters
 from inbox.core.json_view import DiffLine, args_diff, edit_count, field_rows
 from inbox.decisions.forms import TEXT_ANSWER_KEY, asks_for_words, jsonform_can_render, offers_text_answer
 from inbox.limits import FIELD_LIST_ROWS
-from inbox.models import Decision, InboxItem
+from inbox.models import Decision, InboxItem, edited_args_in
 
 register = template.Library()
 
@@ -59,17 +59,13 @@ def field_list(value: Any) -> dict[str, Any]:
     }
 
 
-def _edited_args(payload: Any) -> Any:
-    return payload.get("editedArgs") if isinstance(payload, dict) and "editedArgs" in payload else None
-
-
 @register.simple_tag
 def outcome_diff(item: Any) -> list[DiffLine] | None:
     """The closing answer's edits against the proposal, or None when it is not an approval with edits (edited
     arguments equal to the proposal are a plain approval) or the proposal is unknown (nothing to compare with)."""
     if not isinstance(item, InboxItem) or item.outcome != InboxItem.Outcome.APPROVED_WITH_EDITS:
         return None
-    edited = _edited_args(item.response_payload)
+    edited = edited_args_in(item.response_payload)
     proposal = item.proposal
     if edited is None or proposal is None or proposal.get("args") is None:
         return None
@@ -134,7 +130,7 @@ def _decision_entry(item: InboxItem, decision: Decision, proposal: Any, known: b
         entry.reason = reason if len(reason) <= REASON_PREVIEW else reason[: REASON_PREVIEW - 1].rstrip() + "…"
         entry.full_reason = reason if entry.reason != reason else ""
     elif entry.kind == "approved_with_edits":
-        edited = _edited_args(payload)
+        edited = edited_args_in(payload)
         if known:
             entry.diff = args_diff(proposal, edited)
             count = edit_count(entry.diff)

@@ -178,6 +178,32 @@ def test_a_quorum_counts_an_unchanged_edit_as_the_same_approval(make_agent, inge
     assert item.outcome == "approved"
 
 
+def test_claude_sdk_edits_in_updated_input_read_as_edits_everywhere(client: Client, alice, agent, ingest):
+    """Claude Agent SDK offers edits as ``updatedInput`` (the emitters' table), not ``editedArgs``: the item page's
+    edit summary, its history, the tool-call trail and the backtest's rows read the edit under the key it came in."""
+    from inbox.policies.selectors import _edits
+
+    metadata = {"source": "claude-sdk-deferred", "toolName": "sendEmail", "input": PROPOSED}
+    interrupt = {"id": "tc-1", "reason": "tool_approval", "toolCallId": "tc-1", "metadata": metadata}
+    response = ingest(agent, interrupt_run("t-1", "r-1", [interrupt], CALL_EVENTS))
+    assert response.status_code == 201, response.content
+    item = InboxItem.objects.get(interrupt_id="tc-1")
+    client.force_login(alice)
+    body = {"status": "resolved", "payload": {"behavior": "allow", "updatedInput": EDITED}}
+    response = client.post(f"/api/v1/items/{item.pk}/decision", data=json.dumps(body), content_type="application/json")
+    assert response.status_code == 201, response.content
+    item.refresh_from_db()
+    assert item.outcome == "approved_with_edits"
+
+    page = " ".join(client.get(item.get_absolute_url()).content.decode().split())
+    assert "1 field edited: <code>to</code>" in page
+    assert "approved with 1 edit" in page
+    trail = client.get(f"/audit/tool-calls/{item.tool_call_id}/").content.decode()
+    decision = " ".join(trail.split('id="decision"')[1].split('id="result"')[0].split())
+    assert "Approved with edits" in decision and "<ins>carol@example.com</ins>" in decision
+    assert _edits(item) == [("to", "bob@example.com", "carol@example.com")]
+
+
 # --- reading references safely ------------------------------------------------------------------
 
 
