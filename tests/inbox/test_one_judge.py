@@ -206,3 +206,17 @@ def test_earlier_decisions_are_judged_once_by_the_migration(quorum_of_two, inges
 def test_the_judge_names_a_closed_status_without_reading_a_payload(agent, ingest, status, payload, outcome):
     item = item_with(agent, ingest, ACCEPT_REJECT)
     assert outcome_for(item, status, payload) == outcome
+
+
+def test_the_tool_call_trail_says_answered_for_a_form_answer(client: Client, agent, ingest, alice):
+    """A tool call asked with a form that has no yes or no: its answer is Answered on the item page, so on the
+    tool-call trail too (not "Approved", which it read for anything but a denial)."""
+    form = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+    item = item_with(agent, ingest, form)
+    decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"note": "use the other disk"})
+    item.refresh_from_db()
+    assert item.outcome == "answered"
+    client.force_login(alice)
+    trail = client.get(f"/audit/tool-calls/{item.tool_call_id}/").content.decode()
+    decision = " ".join(trail.split('id="decision"')[1].split('id="result"')[0].split())
+    assert "Answered by" in decision and "Approved" not in decision, decision
