@@ -33,6 +33,8 @@ urlpatterns = [
     path("notices", teams.NoticeListApi.as_view(), name="api-notices"),
     path("escalation-rules", teams.EscalationRuleListApi.as_view(), name="api-escalation-rules"),
     path("escalation-rules/<id:pk>", teams.EscalationRuleDetailApi.as_view(), name="api-escalation-rule"),
+    path("business-hours", teams.BusinessHoursListApi.as_view(), name="api-business-hours"),
+    path("business-hours/<str:team>", teams.BusinessHoursDetailApi.as_view(), name="api-business-hours-team"),
     path("agent/escalation-rules", teams.AgentEscalationRuleListApi.as_view(), name="api-agent-escalation-rules"),
     path(
         "agent/escalation-rules/<id:pk>", teams.AgentEscalationRuleDetailApi.as_view(), name="api-agent-escalation-rule"

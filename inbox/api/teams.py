@@ -19,8 +19,8 @@ from inbox.api.serializers import ItemSerializer
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError, StrictCharField, StrictIntegerField, read_input
 from inbox.decisions.rules import check_visible
 from inbox.limits import MAX_DISCUSSION_COMMENT, MAX_ESCALATION_MINUTES
-from inbox.models import Comment, EscalationRule, Notice
-from inbox.teams import away, escalations, outbox
+from inbox.models import BusinessHours, Comment, EscalationRule, Notice
+from inbox.teams import away, escalations, hours, outbox
 from inbox.teams.claims import assignee_named, item_assign, item_claim, item_unclaim
 from inbox.teams.comments import record_comment
 from inbox.teams.snooze import item_snooze, item_unsnooze
@@ -367,6 +367,105 @@ class AgentEscalationRuleDetailApi(EscalationRuleDetailApi):
     authentication_classes = [AgentTokenAuthentication]
     permission_classes = [IsAgent]
     agent_caller = True
+
+
+# --- business hours (``inbox.teams.hours``): the Escalation rules page's card -------------------------------
+
+
+class BusinessHoursSerializer(serializers.Serializer):
+    team = serializers.CharField(source="team.name", help_text="The team that keeps these hours (its name).")
+    days = serializers.CharField(help_text="ISO weekdays as digits, Monday 1 to Sunday 7: 12345 is Monday to Friday.")
+    opens = serializers.TimeField(format="%H:%M", help_text="When the team opens, in its time zone (HH:MM).")
+    closes = serializers.TimeField(format="%H:%M", help_text="When it closes, the same day (HH:MM).")
+    timeZone = serializers.CharField(source="time_zone", help_text="An IANA name, e.g. Europe/Berlin.")  # noqa: N815
+    words = serializers.SerializerMethodField(help_text='As the page says it: "Mon–Fri 09:00–17:00 Europe/Berlin".')
+
+    def get_words(self, business_hours: BusinessHours) -> str:
+        return hours.hours_words(business_hours)
+
+
+class BusinessHoursInputSerializer(serializers.Serializer):
+    days = StrictCharField(max_length=7, help_text="ISO weekdays as digits, each once: 12345 is Monday to Friday.")
+    opens = serializers.TimeField(help_text="HH:MM, in the team's time zone.")
+    closes = serializers.TimeField(help_text="HH:MM, after opens, the same day.")
+    timeZone = StrictCharField(max_length=64, help_text="An IANA name, e.g. Europe/Berlin.")  # noqa: N815
+
+
+HOURS_CODES = dict.fromkeys(["days", "opens", "closes", "timeZone"], "invalid")
+
+
+def _team_named(name: str) -> Group:
+    team = Group.objects.filter(name=name).first()
+    if team is None:
+        raise ApplicationError(404, "not_found", f"No team {name!r}.")
+    return team
+
+
+class BusinessHoursListApi(APIView):
+    """The business hours of the teams you may set them for: staff, every team's; a lead, their teams'."""
+
+    @extend_schema(
+        summary="Business hours of the teams you lead (staff: every team)",
+        description=(
+            "Outside a team's hours nothing of its items escalates and no expiry reminder goes out; an escalation's "
+            "minutes count only inside them. A team without hours works around the clock and is not listed. "
+            "Someone who leads no team gets an empty list."
+        ),
+        responses={200: BusinessHoursSerializer(many=True)},
+    )
+    def get(self, request: Request) -> Response:
+        teams = hours.teams_whose_hours(request.user)
+        kept = BusinessHours.objects.filter(team__in=teams).select_related("team").order_by("team__name")
+        return Response(BusinessHoursSerializer(kept, many=True).data)
+
+
+class BusinessHoursDetailApi(APIView):
+    @extend_schema(
+        summary="Set a team's business hours (staff, or the team's lead)",
+        description="Replaces any hours the team kept; audited as `team.hours_set`.",
+        request=BusinessHoursInputSerializer,
+        responses={
+            200: BusinessHoursSerializer,
+            400: OpenApiResponse(ERROR_SCHEMA, description="`field` names the wrong one (days, closes, timeZone)"),
+            403: OpenApiResponse(ERROR_SCHEMA, description="You are not staff and do not lead the team"),
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such team"),
+        },
+        examples=[
+            OpenApiExample(
+                "Office hours in Berlin",
+                request_only=True,
+                value={"days": "12345", "opens": "09:00", "closes": "17:00", "timeZone": "Europe/Berlin"},
+            )
+        ],
+    )
+    def put(self, request: Request, team: str) -> Response:
+        group = _team_named(team)
+        if not hours.may_set_hours(request.user, group):
+            raise ApplicationError.invalid("team", f"you do not lead {group.name}", code="not_allowed", status=403)
+        body = read_input(BusinessHoursInputSerializer, request.data, codes=HOURS_CODES)
+        saved = hours.hours_set(
+            user=request.user,
+            team=group,
+            days=body["days"],
+            opens=body["opens"],
+            closes=body["closes"],
+            time_zone=body["timeZone"],
+        )
+        return Response(BusinessHoursSerializer(saved).data)
+
+    @extend_schema(
+        summary="The team works around the clock again (staff, or the team's lead)",
+        description="Audited as `team.hours_cleared` when the team kept hours.",
+        request=None,
+        responses={
+            204: None,
+            403: OpenApiResponse(ERROR_SCHEMA, description="You are not staff and do not lead the team"),
+            404: OpenApiResponse(ERROR_SCHEMA, description="No such team"),
+        },
+    )
+    def delete(self, request: Request, team: str) -> Response:
+        hours.hours_clear(user=request.user, team=_team_named(team))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 # --- away and delegation ----------------------------------------------------------------------------

@@ -52,10 +52,13 @@ PAGES: dict[str, dict[str, tuple[str, ...]]] = {
     "/policies/backtests/<id>/ (the enforced policies in order)": {
         "GET /api/v1/policies/backtests/{backtest_pk}": ("findings", "breakdown", "orderedSet"),
     },
-    "/inbox/settings/escalation/": {
+    "/inbox/settings/escalation/ (the rules, the business hours of the teams one leads)": {
         "GET /api/v1/escalation-rules": (),
         "POST /api/v1/escalation-rules": (),
         "DELETE /api/v1/escalation-rules/{id}": (),
+        "GET /api/v1/business-hours": ("team", "days", "opens", "closes", "timeZone", "words"),
+        "PUT /api/v1/business-hours/{team}": ("team", "days", "opens", "closes", "timeZone"),
+        "DELETE /api/v1/business-hours/{team}": (),
     },
     "/inbox/settings/notifications/ (away: from, until, delegate; notices)": {
         "GET /api/v1/away": ("user", "from", "until", "delegate", "inForce"),

@@ -228,3 +228,62 @@ def test_staff_without_a_team_are_told_why_no_hours_can_be_set(db):
     page = client.get("/inbox/settings/escalation/").content.decode()
     assert "data-no-hours" in page and 'name="opens"' not in page
     assert "there is no team yet: create one in the admin first" in page
+
+
+def test_business_hours_are_read_set_and_cleared_through_the_api_as_on_the_page(team, alice, bob, carol, staff):
+    """The Escalation rules page's business-hours card in the API: a lead reads and sets their team's hours, the
+    page shows what the API set, a member and a lead of another team are refused, and clearing is audited."""
+    from django.test import Client
+
+    from inbox.models import TeamLead
+
+    TeamLead.objects.create(team=team, user=alice)
+    lead = Client()
+    lead.force_login(alice)
+    assert lead.get("/api/v1/business-hours").json() == []
+
+    body = {"days": "54321", "opens": "08:30", "closes": "16:30", "timeZone": "Europe/Berlin"}
+    saved = lead.put("/api/v1/business-hours/ops", body, content_type="application/json")
+    assert saved.status_code == 200, saved.content
+    expected = {
+        "team": "ops",
+        "days": "12345",
+        "opens": "08:30",
+        "closes": "16:30",
+        "timeZone": "Europe/Berlin",
+        "words": "Mon–Fri 08:30–16:30 Europe/Berlin",
+    }
+    assert saved.json() == expected
+    assert lead.get("/api/v1/business-hours").json() == [expected]
+    assert (
+        "<strong>ops</strong>: Mon–Fri 08:30–16:30 Europe/Berlin"
+        in lead.get("/inbox/settings/escalation/").content.decode()
+    )
+    assert AuditEvent.objects.get(verb="team.hours_set").data["opens"] == "08:30"
+
+    wrong = lead.put(
+        "/api/v1/business-hours/ops", {**body, "timeZone": "Mars/Olympus"}, content_type="application/json"
+    )
+    assert wrong.status_code == 400 and wrong.json()["field"] == "timeZone"
+    late = lead.put("/api/v1/business-hours/ops", {**body, "closes": "08:00"}, content_type="application/json")
+    assert late.status_code == 400 and late.json()["field"] == "closes"
+    assert lead.put("/api/v1/business-hours/nobody", body, content_type="application/json").status_code == 404
+
+    for person in (bob, carol):  # bob is a member of ops who leads nothing; carol leads another team
+        other = Client()
+        other.force_login(person)
+        if person is carol:
+            TeamLead.objects.create(team=carol.groups.get(), user=carol)
+        assert other.get("/api/v1/business-hours").json() == []
+        refused = other.put("/api/v1/business-hours/ops", {**body, "opens": "07:00"}, content_type="application/json")
+        assert refused.status_code == 403 and refused.json()["field"] == "team"
+        assert other.delete("/api/v1/business-hours/ops").status_code == 403
+    assert BusinessHours.objects.get(team=team).opens == time(8, 30)
+
+    admin = Client()
+    admin.force_login(staff)
+    assert [row["team"] for row in admin.get("/api/v1/business-hours").json()] == ["ops"]
+    assert lead.delete("/api/v1/business-hours/ops").status_code == 204
+    assert not BusinessHours.objects.filter(team=team).exists()
+    assert AuditEvent.objects.get(verb="team.hours_cleared").actor_label == "alice"
+    assert lead.get("/api/v1/business-hours").json() == []

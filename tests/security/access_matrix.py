@@ -269,6 +269,27 @@ OPERATIONS: list[Row] = [
         note="naming tess, of ops: not carol's teammate (400 naming delegate)",
     ),
     Row("DELETE /api/v1/away", "DELETE", "/api/v1/away", S(401, 401, 204, 204, 204, 204)),
+    Row(
+        "GET /api/v1/business-hours",
+        "GET",
+        "/api/v1/business-hours",
+        S(401, 401, 200, 200, 200, 200),
+        note="the hours of the teams one may set them for (a lead's teams, staff every team): empty for the others",
+    ),
+    Row(
+        "PUT /api/v1/business-hours/{team}",
+        "PUT",
+        "/api/v1/business-hours/ops",
+        S(401, 401, 403, 403, 403, 200, lead=200),
+        body={"days": "12345", "opens": "09:00", "closes": "17:00", "timeZone": "Europe/Berlin"},
+        note="ops's hours: staff's or its lead's",
+    ),
+    Row(
+        "DELETE /api/v1/business-hours/{team}",
+        "DELETE",
+        "/api/v1/business-hours/ops",
+        S(401, 401, 403, 403, 403, 204, lead=204),
+    ),
     Row("GET /api/v1/escalation-rules", "GET", "/api/v1/escalation-rules", S(401, 401, 200, 200, 200, 200)),
     Row(
         "POST /api/v1/escalation-rules",
