@@ -287,3 +287,24 @@ def test_business_hours_are_read_set_and_cleared_through_the_api_as_on_the_page(
     assert not BusinessHours.objects.filter(team=team).exists()
     assert AuditEvent.objects.get(verb="team.hours_cleared").actor_label == "alice"
     assert lead.get("/api/v1/business-hours").json() == []
+
+
+def test_a_deadline_step_two_waits_a_sweep_after_step_one_and_fires_at_opening(
+    agent, clock, team, finance, staff_granter, office_hours
+):
+    """Step 2 timed before the deadline: an item already inside its window when step 1 fires gets step 2 at a
+    later sweep, never both at once; the team closed, it waits for opening (the deadline does not move)."""
+    ceo = UserFactory(username="ceo")
+    EscalationRule.objects.create(team=team, after_minutes=30, to_team=finance, created_by=staff_granter)
+    EscalationRule.objects.create(
+        team=team, step=2, before_deadline_minutes=24 * 60, to_user=ceo, created_by=staff_granter
+    )
+    arrive(agent, clock, at(0, 15, 20), minutes=20 * 60)  # Tuesday 16:20 Berlin, expires Wednesday 12:20 Berlin
+
+    # 16:50 Berlin: step 1's 30 minutes are up and the item is inside step 2's window already: step 1 alone.
+    assert sweep_at(clock, at(0, 15, 50)) == 1
+    assert list(Escalation.objects.values_list("step", flat=True)) == [1]
+    assert sweep_at(clock, at(0, 16)) == 0  # 17:00 Berlin: closed
+    assert sweep_at(clock, at(1, 7, 59)) == 0
+    assert sweep_at(clock, at(1, 8)) == 1  # Wednesday 09:00 Berlin, it opens: step 2
+    assert Escalation.objects.get(step=2).fired_at == at(1, 8)
