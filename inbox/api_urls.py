@@ -31,6 +31,7 @@ urlpatterns = [
     path("runs/<id:pk>/resume/retry", resumes.ResumeRetryApi.as_view(), name="api-run-resume-retry"),
     path("away", teams.AwayApi.as_view(), name="api-away"),
     path("notices", teams.NoticeListApi.as_view(), name="api-notices"),
+    path("notification-preferences", teams.PreferencesApi.as_view(), name="api-notification-preferences"),
     path("escalation-rules", teams.EscalationRuleListApi.as_view(), name="api-escalation-rules"),
     path("escalation-rules/<id:pk>", teams.EscalationRuleDetailApi.as_view(), name="api-escalation-rule"),
     path("business-hours", teams.BusinessHoursListApi.as_view(), name="api-business-hours"),

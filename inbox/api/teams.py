@@ -19,8 +19,8 @@ from inbox.api.serializers import ItemSerializer
 from inbox.core.errors import ERROR_SCHEMA, ApplicationError, StrictCharField, StrictIntegerField, read_input
 from inbox.decisions.rules import check_visible
 from inbox.limits import MAX_DISCUSSION_COMMENT, MAX_ESCALATION_MINUTES
-from inbox.models import BusinessHours, Comment, EscalationRule, Notice
-from inbox.teams import away, escalations, hours, outbox
+from inbox.models import BusinessHours, Comment, EscalationRule, Notice, NotificationPreference
+from inbox.teams import away, escalations, hours, outbox, preferences
 from inbox.teams.claims import assignee_named, item_assign, item_claim, item_unclaim
 from inbox.teams.comments import record_comment
 from inbox.teams.snooze import item_snooze, item_unsnooze
@@ -466,6 +466,50 @@ class BusinessHoursDetailApi(APIView):
     def delete(self, request: Request, team: str) -> Response:
         hours.hours_clear(user=request.user, team=_team_named(team))
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- notification preferences (``inbox.teams.preferences``): the Notifications page's first card ------------
+
+
+class PreferencesSerializer(serializers.Serializer):
+    emailMode = serializers.ChoiceField(  # noqa: N815 (the wire name)
+        source="email_mode",
+        choices=NotificationPreference.Mode.choices,
+        help_text="How you hear about new items: immediate (an e-mail each), digest (a periodic one) or off.",
+    )
+    email = serializers.CharField(source="user.email", help_text="Where the e-mails go; empty: none can reach you.")
+    digestLastSentAt = serializers.DateTimeField(source="digest_last_sent_at", allow_null=True)  # noqa: N815
+    teams = serializers.SerializerMethodField(help_text="The names of your teams, whose items you hear about.")
+
+    def get_teams(self, prefs: NotificationPreference) -> list[str]:
+        return list(prefs.user.groups.order_by("name").values_list("name", flat=True))
+
+
+class PreferencesInputSerializer(serializers.Serializer):
+    emailMode = serializers.ChoiceField(choices=NotificationPreference.Mode.choices)  # noqa: N815
+
+
+class PreferencesApi(APIView):
+    """Your notification preferences, as the Notifications page shows and sets them."""
+
+    @extend_schema(summary="Your notification preferences", responses={200: PreferencesSerializer})
+    def get(self, request: Request) -> Response:
+        return Response(PreferencesSerializer(preferences.preferences_of(request.user)).data)
+
+    @extend_schema(
+        summary="Set how you hear about new items",
+        description="A change is audited as `preferences.changed`; the mode already in force writes nothing.",
+        request=PreferencesInputSerializer,
+        responses={
+            200: PreferencesSerializer,
+            400: OpenApiResponse(ERROR_SCHEMA, description="`emailMode` is invalid"),
+        },
+        examples=[OpenApiExample("A daily digest", request_only=True, value={"emailMode": "digest"})],
+    )
+    def put(self, request: Request) -> Response:
+        body = read_input(PreferencesInputSerializer, request.data, codes={"emailMode": "invalid"})
+        prefs = preferences.preferences_set_email_mode(user=request.user, mode=body["emailMode"])
+        return Response(PreferencesSerializer(prefs).data)
 
 
 # --- away and delegation ----------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from django.test import Client
 from drf_spectacular.generators import SchemaGenerator
 
 from inbox.decisions.services import decision_submit
-from inbox.models import AwayStatus, EscalationRule
+from inbox.models import AuditEvent, AwayStatus, EscalationRule
 from inbox.teams.away import away_set
 from inbox.teams.claims import item_claim
 from inbox.teams.escalations import escalation_sweep
@@ -60,11 +60,13 @@ PAGES: dict[str, dict[str, tuple[str, ...]]] = {
         "PUT /api/v1/business-hours/{team}": ("team", "days", "opens", "closes", "timeZone"),
         "DELETE /api/v1/business-hours/{team}": (),
     },
-    "/inbox/settings/notifications/ (away: from, until, delegate; notices)": {
+    "/inbox/settings/notifications/ (e-mail about new items, teams; away: from, until, delegate; notices)": {
         "GET /api/v1/away": ("user", "from", "until", "delegate", "inForce"),
         "PUT /api/v1/away": (),
         "DELETE /api/v1/away": (),
         "GET /api/v1/notices": (),
+        "GET /api/v1/notification-preferences": ("emailMode", "email", "digestLastSentAt", "teams"),
+        "PUT /api/v1/notification-preferences": ("emailMode",),
     },
     "/inbox/items/<id>/ (its escalations, its holder for someone away, its policies)": {
         "GET /api/v1/items/{id}": ("escalations", "delegation", "holderAway", "policies"),
@@ -190,3 +192,22 @@ def test_the_stats_api_gives_the_escalated_and_not_figures_the_page_shows(stored
     assert "escalated: 1.5 h · not escalated: 10 min" in client.get("/audit/stats/?days=7").content.decode()
     refused = client.get("/api/v1/audit/stats?days=12")
     assert refused.status_code == 400 and refused.json()["errors"][0]["path"] == "days"
+
+
+def test_the_notification_preferences_the_away_page_shows_are_read_and_set_through_the_api(alice):
+    client = Client()
+    client.force_login(alice)
+    body = client.get("/api/v1/notification-preferences").json()
+    assert body == {"emailMode": "immediate", "email": "alice@example.com", "digestLastSentAt": None, "teams": ["ops"]}
+
+    changed = client.put("/api/v1/notification-preferences", {"emailMode": "digest"}, content_type="application/json")
+    assert changed.status_code == 200 and changed.json()["emailMode"] == "digest"
+    page = client.get("/inbox/settings/notifications/").content.decode()
+    assert 'value="digest" id="id_email_mode_1" required checked>' in page  # the page shows what the API set
+    assert AuditEvent.objects.get(verb="preferences.changed").data["email_mode"] == {
+        "from": "immediate",
+        "to": "digest",
+    }
+
+    wrong = client.put("/api/v1/notification-preferences", {"emailMode": "hourly"}, content_type="application/json")
+    assert wrong.status_code == 400 and wrong.json()["field"] == "emailMode"

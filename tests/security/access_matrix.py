@@ -377,6 +377,20 @@ OPERATIONS: list[Row] = [
     ),
     Row("GET /api/v1/notices", "GET", "/api/v1/notices", S(401, 401, 200, 200, 200, 200), note="one's own notices"),
     Row(
+        "GET /api/v1/notification-preferences",
+        "GET",
+        "/api/v1/notification-preferences",
+        S(401, 401, 200, 200, 200, 200),
+        note="one's own",
+    ),
+    Row(
+        "PUT /api/v1/notification-preferences",
+        "PUT",
+        "/api/v1/notification-preferences",
+        S(401, 401, 200, 200, 200, 200),
+        body={"emailMode": "digest"},
+    ),
+    Row(
         "GET /api/v1/policies",
         "GET",
         "/api/v1/policies",
