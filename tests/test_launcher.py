@@ -23,7 +23,8 @@ import pytest
 from config import embedded_redis
 from tests.conftest import ROOT, free_port
 
-pytestmark = pytest.mark.worker  # it runs a real Celery worker (and beat)
+# It runs a real Celery worker (and beat) on an embedded default of its own, whatever the run's servers: once.
+pytestmark = [pytest.mark.worker, pytest.mark.once]
 
 PROC = Path("/proc")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the children's coloured prefixes

@@ -393,6 +393,7 @@ def _axe_problems(axe, page) -> list[tuple[str, str, str]]:
     ]
 
 
+@pytest.mark.once  # the markup's accessibility: every page's rendering on PostgreSQL is the access matrix's
 @pytest.mark.parametrize("role", ["staff", "approver"])
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_axe_finds_nothing_critical_or_serious(browser, live_asgi, staff, alice, pages, size, role):

@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.once  # the embedded default's own files, whatever the run's servers
 
 
 def test_the_sqlite_database_is_created_0600_in_a_0700_var_directory(tmp_path):

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from config import embedded_redis
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.once  # the embedded default, whatever the run's servers
 
 
 def migrate(var_dir: Path) -> None:
