@@ -165,7 +165,6 @@ def reviewed_decisions(decisions: QuerySet[Decision]) -> QuerySet[Decision, tupl
         .order_by("created_at", "pk")
         .values_list(
             "created_at",
-            "status",
             "outcome",
             "via",
             "first_seen",
@@ -187,7 +186,6 @@ def build_review(decisions: QuerySet[Decision], *, since: datetime | None, until
     rows = reviewed_decisions(decisions)
     for (
         created,
-        status,
         outcome,
         via,
         seen,
@@ -199,12 +197,11 @@ def build_review(decisions: QuerySet[Decision], *, since: datetime | None, until
         slug,
         name,
     ) in rows.iterator(chunk_size=5000):
-        resolved = status == Decision.Status.RESOLVED
         denial = outcome == InboxItem.Outcome.DENIED
         row = DecisionRow(
             seconds=(created - seen).total_seconds() if seen is not None and seen <= created else None,
             blind=via in BLIND_VIAS,
-            approval=resolved and not denial,
+            approval=outcome in InboxItem.APPROVALS,  # an answer to a question is neither
             denial=denial,
             denied_follow_up=bool(follow_up),
             shadow_denied=bool(shadow),

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import BooleanField, Case, Count, Exists, OuterRef, Value, When
+from django.db.models import Count, Exists, OuterRef
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -56,9 +56,15 @@ class AgentRow:
     approved: int
     expired: int
     median_seconds: float | None
+    answered: int = 0  # questions answered: decided, but neither approved nor refused
     approval_rate: float | None = None
     expired_share: float | None = None
     median_width: float = 0.0
+
+    @property
+    def yes_or_no(self) -> int:
+        """The decisions an approval rate is over: every decision but the answers to questions."""
+        return self.decided - self.answered
 
     @property
     def median_label(self) -> str:
@@ -181,14 +187,11 @@ def build_report(*, user, days: int = 30) -> Report:
     durations: dict[int, list[float]] = {}
     all_durations: list[float] = []
     by_escalation: dict[bool, list[float]] = {True: [], False: []}
-    denied = Case(
-        When(outcome=InboxItem.Outcome.DENIED, then=Value(True)), default=Value(False), output_field=BooleanField()
-    )
     escalated = Exists(Escalation.objects.filter(item=OuterRef("pk")))
-    values = items.annotate(denied=denied, escalated=escalated).values_list(
-        "agent_id", "status", "denied", "created_at", "decided_at", "escalated"
+    values = items.annotate(escalated=escalated).values_list(
+        "agent_id", "status", "outcome", "created_at", "decided_at", "escalated"
     )
-    for agent_id, status, is_denied, created, decided, was_escalated in values.iterator(chunk_size=5000):
+    for agent_id, status, outcome, created, decided, was_escalated in values.iterator(chunk_size=5000):
         agent = agents.get(agent_id)
         if agent is None:
             continue
@@ -198,8 +201,9 @@ def build_report(*, user, days: int = 30) -> Report:
             row.expired += 1
         if status in InboxItem.DECIDED:
             row.decided += 1
-            if status == InboxItem.Status.RESOLVED and not is_denied:
-                row.approved += 1
+            # The stored outcome says what a decision was: an answer to a question is no approval, nor a refusal.
+            row.approved += outcome in InboxItem.APPROVALS
+            row.answered += outcome == InboxItem.Outcome.ANSWERED
             if decided is not None:
                 seconds = max((decided - created).total_seconds(), 0.0)
                 durations.setdefault(agent_id, []).append(seconds)
@@ -207,7 +211,7 @@ def build_report(*, user, days: int = 30) -> Report:
                 by_escalation[bool(was_escalated)].append(seconds)
     longest = 0.0
     for agent_id, row in rows.items():
-        row.approval_rate = row.approved / row.decided if row.decided else None
+        row.approval_rate = row.approved / row.yes_or_no if row.yes_or_no else None
         row.expired_share = row.expired / row.items if row.items else None
         row.median_seconds = statistics.median(durations[agent_id]) if durations.get(agent_id) else None
         longest = max(longest, row.median_seconds or 0.0)
@@ -216,7 +220,7 @@ def build_report(*, user, days: int = 30) -> Report:
     agent_rows = sorted(rows.values(), key=lambda row: (-row.items, row.slug))
 
     total = sum(by_status.values())
-    decided_total = sum(row.decided for row in agent_rows)
+    yes_or_no_total = sum(row.yes_or_no for row in agent_rows)
     approved_total = sum(row.approved for row in agent_rows)
     expired_share = by_status.get("expired", 0) / total if total else 0.0
 
@@ -241,7 +245,7 @@ def build_report(*, user, days: int = 30) -> Report:
         resume_states=resume_states,
         resume_failures=failures,
         median_seconds=statistics.median(all_durations) if all_durations else None,
-        approval_rate=approved_total / decided_total if decided_total else None,
+        approval_rate=approved_total / yes_or_no_total if yes_or_no_total else None,
         legend=[(STATUS_WORDS[status], STATUS_COLORS[status]) for status in STATUS_ORDER],
         escalated_decided=len(by_escalation[True]),
         unescalated_decided=len(by_escalation[False]),

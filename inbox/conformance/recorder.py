@@ -132,7 +132,7 @@ def _filing(items: list[InboxItem], results: set[str], *, missing: bool) -> list
         if not item.linked_call_id:
             continue
         # Any approval shape (``{"approved": true}``, a bare ``true``, edits), as the item's outcome reads it.
-        approved = item.outcome in (InboxItem.Outcome.APPROVED, InboxItem.Outcome.APPROVED_WITH_EDITS)
+        approved = item.outcome in InboxItem.APPROVALS
         if item.linked_call_id != item.tool_call_id and item.linked_call_id in results:
             found.append(
                 Observation(

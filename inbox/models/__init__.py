@@ -144,6 +144,8 @@ class InboxItem(models.Model):
         # status expired (nothing is ever sent for it), this outcome to say why.
         SUPERSEDED = "superseded", "Superseded"
 
+    # The outcomes that say yes to the agent; an answer to a question is neither a yes nor a no.
+    APPROVALS = (Outcome.APPROVED, Outcome.APPROVED_WITH_EDITS)
     TERMINAL = (Status.RESOLVED, Status.CANCELLED, Status.EXPIRED)
     # Decided by a person (as opposed to open or expired): the statuses a resume carries.
     DECIDED = (Status.RESOLVED, Status.CANCELLED)

@@ -31,7 +31,7 @@ from inbox.policies.services import EDITABLE, check_policy, policy_applies_to
 
 log = logging.getLogger(__name__)
 
-APPROVALS = (InboxItem.Outcome.APPROVED, InboxItem.Outcome.APPROVED_WITH_EDITS)
+APPROVALS = InboxItem.APPROVALS
 
 
 def check_backtest_days(days: Any) -> int:

@@ -220,3 +220,22 @@ def test_the_tool_call_trail_says_answered_for_a_form_answer(client: Client, age
     trail = client.get(f"/audit/tool-calls/{item.tool_call_id}/").content.decode()
     decision = " ".join(trail.split('id="decision"')[1].split('id="result"')[0].split())
     assert "Answered by" in decision and "Approved" not in decision, decision
+
+
+def test_an_answered_question_is_no_approval_in_the_stats_or_the_review_figures(agent, ingest, alice, staff):
+    """The stats page's approval rate and the review figures counted anything resolved and not denied as an
+    approval: an answer to "which disk?" raised an agent's approval rate and an approver's streak."""
+    question = {"type": "object", "properties": {"note": {"type": "string"}}, "required": ["note"]}
+    asked = item_with(agent, ingest, question, run="r-asked", reason="input_required", call=False)
+    decision_submit(item_id=asked.pk, user=alice, status="resolved", payload={"note": "the other disk"})
+    approved = item_with(agent, ingest, None, run="r-approved")
+    decision_submit(item_id=approved.pk, user=alice, status="resolved", payload={"approved": True})
+    denied = item_with(agent, ingest, None, run="r-denied")
+    decision_submit(item_id=denied.pk, user=alice, status="resolved", payload={"approved": False})
+
+    (row,) = build_report(user=staff, days=30).agents
+    assert (row.decided, row.approved, row.answered) == (3, 1, 1)
+    assert row.approval_rate == 0.5  # one of the two yes-or-no decisions, not two of three
+
+    figures = build_review(Decision.objects.all(), since=None, until=None).total.as_dict()
+    assert (figures["decisions"], figures["approvals"], figures["denials"]) == (3, 1, 1)
