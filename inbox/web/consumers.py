@@ -128,6 +128,8 @@ class InboxConsumer(AsyncJsonWebsocketConsumer):
             await self.send_json({"event": "hello", "payload": {"user": self.user.get_username()}})
         elif await database_sync_to_async(fragments.changed_since)(self.view.since):
             await self.render_and_send([], full=True)
+        else:
+            await self.send(text_data=fragments.in_sync())
 
     async def join(self, group: str) -> None:
         await self.channel_layer.group_add(group, self.channel_name)

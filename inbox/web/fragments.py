@@ -149,13 +149,23 @@ def render(view: LiveView, user: Any, events: list[Event], *, full: bool = False
     _csrf.token = csrf_token
     result = renderer(view, user, events, full)
     if result.html or result.close_code is None and events:
-        last = events[-1][0] if events else ""
-        result.html += format_html(
-            '<span id="live-meta" hidden data-cursor="{}" data-last-event="{}" hx-swap-oob="true"></span>',
-            f"{cursor:.3f}",
-            last,
-        )
+        result.html += _meta(cursor, events[-1][0] if events else "")
     return result
+
+
+def in_sync() -> str:
+    """What a page whose socket connects with nothing changed since its rendering is sent instead of fresh
+    fragments: its cursor, moved on to now. The page then knows it shows the latest state and that no resync
+    will swap its parts later (a click on a row swapped under it is lost)."""
+    return _meta(timezone.now().timestamp(), "")
+
+
+def _meta(cursor: float, last_event: str) -> str:
+    return format_html(
+        '<span id="live-meta" hidden data-cursor="{}" data-last-event="{}" hx-swap-oob="true"></span>',
+        f"{cursor:.3f}",
+        last_event,
+    )
 
 
 # --- the list -------------------------------------------------------------------------------------

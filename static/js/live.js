@@ -134,6 +134,10 @@
   }
 
   function connect() {
+    // The server's first message says the page is in sync (fresh fragments, or only a cursor): until then the
+    // cursor is the last socket's.
+    var meta = document.getElementById("live-meta");
+    if (meta) meta.removeAttribute("data-cursor");
     var element = document.createElement("div");
     element.hidden = true;
     element.setAttribute("hx-ext", "ws");

@@ -39,18 +39,16 @@ def off_loop(function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return pool.submit(call).result(timeout=30)
 
 
-def open_live(page: Page, path: str, *, resynced: bool = False) -> Page:
-    """Open a page and wait until its socket is up (the page marks <body data-live="open">). ``resynced``: also
-    wait for the fragments the server sends a page that connects just after something happened (anything
-    audited within ``INBOX_LIVE_RESYNC_MARGIN_SECONDS`` of its rendering): a test that then changes the
-    database behind the page's back knows the page will not redraw itself from that later state."""
+def open_live(page: Page, path: str) -> Page:
+    """Open a page and wait until it is live and in sync: its socket up (<body data-live="open">) and the server's
+    first message in, fresh fragments when something was audited shortly before the page was rendered
+    (``INBOX_LIVE_RESYNC_MARGIN_SECONDS``) or only a cursor (``#live-meta[data-cursor]``). No resync swaps the
+    page's parts after that, under a click or behind a test that changes the database. A list opened on a wide
+    screen shows its first item beside it (split.js), whose socket replaces the list's: that one is waited for."""
     page.goto(path)
-    # A list opened on a wide screen shows its first item beside it (split.js), and the pane's socket replaces
-    # the list's: wait for that one, or a push in between reaches a socket already retired.
     expect(page.locator("#split-pane[aria-busy]")).to_have_count(0)
     expect(page.locator("body")).to_have_attribute("data-live", "open")
-    if resynced:
-        expect(page.locator("#live-meta")).to_have_attribute("data-cursor", re.compile(r"^\d"))
+    expect(page.locator("#live-meta")).to_have_attribute("data-cursor", re.compile(r"^\d"))
     return page
 
 

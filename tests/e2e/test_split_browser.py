@@ -28,19 +28,6 @@ def eleven(live_asgi, agent) -> list[InboxItem]:
     return ship_orders(live_asgi, agent, [10 + n for n in range(1, 12)])
 
 
-@pytest.fixture
-def settled_list(settings):
-    """Open the list wide and wait until it is still: the first item opened beside it (or left to a click, when
-    the browser must draw its form), the socket up, and no resync of the rows just rendered (for things audited
-    shortly before the page), which would swap the row under a click on it."""
-    settings.INBOX_LIVE_RESYNC_MARGIN_SECONDS = 0
-
-    def open_list(page):
-        return open_live(page, "/inbox/")
-
-    return open_list
-
-
 def _pane(page, item: InboxItem):
     return page.locator(f'#split-pane [data-pane-item][data-item-id="{item.pk}"]')
 
@@ -117,10 +104,10 @@ def test_ten_decisions_by_keyboard_alone_move_on_in_place_with_the_address_histo
 
 
 def test_a_click_shows_the_item_beside_the_list_and_the_next_one_is_fetched_ahead_for_moving_on_and_deciding(
-    login, alice, eleven, settings, settled_list
+    login, alice, eleven, settings
 ):
     settings.INBOX_UNDO_SECONDS = 30  # the live server decides in this process: a decision can be undone
-    page = settled_list(_wide(login, alice))
+    page = open_live(_wide(login, alice), "/inbox/")
     requests = []
     page.on("request", lambda request: requests.append(request))
     page.locator(f'tr[data-item-id="{eleven[2].pk}"] .row-link').click()
@@ -184,13 +171,11 @@ def test_a_phone_keeps_one_column_and_opens_the_item_page(login, alice, eleven):
     expect(page.locator("h1")).to_have_text("Ship order 2?")
 
 
-def test_an_item_whose_form_the_browser_draws_opens_beside_the_list_by_loading_the_page(
-    login, alice, post_run, settled_list
-):
+def test_an_item_whose_form_the_browser_draws_opens_beside_the_list_by_loading_the_page(login, alice, post_run):
     body = copy.deepcopy(spec_example("non_tool_input_request"))
     body["outcome"]["interrupts"][0]["expiresAt"] = (timezone.now() + timedelta(hours=2)).isoformat()
     filing = post_run(body).items.get()
-    page = settled_list(_wide(login, alice))
+    page = open_live(_wide(login, alice), "/inbox/")
     page.locator(f'tr[data-item-id="{filing.pk}"] .row-link').click()
     _at(page, filing)
     pane = _pane(page, filing)
@@ -200,8 +185,7 @@ def test_an_item_whose_form_the_browser_draws_opens_beside_the_list_by_loading_t
 
 def _open_from_its_run_page(page, item: InboxItem) -> None:
     """Follow the link to ``item`` a page of the app shows (its run page), as one in a mail or a notice is."""
-    run_url = item.run.get_absolute_url()
-    page.goto(run_url)
+    open_live(page, item.run.get_absolute_url())  # in sync: no resync swaps the link under the click
     page.locator(f'a.run-item-message[href="{item.get_absolute_url()}"]').click()
 
 

@@ -124,8 +124,8 @@ def test_staff_retry_a_failed_delivery_from_the_run_page_and_see_a_refusal_in_th
     run = post_run(confirmations("t-1", "r-1", 60))
     off_loop(decision_submit, item_id=run.items.get().pk, user=alice, status="resolved", payload={"approved": True})
     Resume.objects.filter(run=run).update(state="failed", attempts=6, last_error="the agent answered 502")
-    # The decision was just made, so the page's socket redraws the run on connecting: wait for that first.
-    page = open_live(login(staff), run.get_absolute_url(), resynced=True)
+    # The decision was just made, so the page's socket redraws the run on connecting: open_live waits for that.
+    page = open_live(login(staff), run.get_absolute_url())
 
     Resume.objects.filter(run=run).update(state="pending")  # someone else retried it meanwhile
     page.get_by_role("button", name="Retry sending").click()
