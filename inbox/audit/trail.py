@@ -11,7 +11,7 @@ from typing import Any
 from inbox.core import json_view, safe_json
 from inbox.core.json_view import DiffLine, args_diff
 from inbox.limits import MAX_JSON_DEPTH
-from inbox.models import Decision, InboxItem, Resume, Run, edited_args_in
+from inbox.models import Decision, InboxItem, Resume, Run
 
 
 @dataclass
@@ -87,8 +87,7 @@ def tool_call_result(item: InboxItem, resume: Resume | None) -> dict | None:
 
 def build_trail(item: InboxItem) -> Trail:
     proposal = item.tool_call or item.run.tool_call(item.tool_call_id)
-    payload = item.response_payload
-    edited = edited_args_in(payload) if item.outcome == InboxItem.Outcome.APPROVED_WITH_EDITS else None
+    edited = item.edited_args
     resume = _resume_of(item.run)
     sent = None
     if resume is not None:

@@ -63,9 +63,9 @@ def field_list(value: Any) -> dict[str, Any]:
 def outcome_diff(item: Any) -> list[DiffLine] | None:
     """The closing answer's edits against the proposal, or None when it is not an approval with edits (edited
     arguments equal to the proposal are a plain approval) or the proposal is unknown (nothing to compare with)."""
-    if not isinstance(item, InboxItem) or item.outcome != InboxItem.Outcome.APPROVED_WITH_EDITS:
+    if not isinstance(item, InboxItem):
         return None
-    edited = edited_args_in(item.response_payload)
+    edited = item.edited_args
     proposal = item.proposal
     if edited is None or proposal is None or proposal.get("args") is None:
         return None
