@@ -24,6 +24,7 @@ It prints one row per scenario and exits non-zero when a check fails. ``--keep``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -99,6 +100,9 @@ class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenario
         self.answers: list[Answer] = []
         self.lock = threading.Lock()
         self.rows: list[Row] = []
+        # Held by a scenario while it runs (IN_THE_BACKGROUND: set when a scenario's resumes have ended).
+        self.faulting = threading.Lock()
+        self.watching: dict[str, threading.Event] = {}
 
     # --- setup ------------------------------------------------------------------------------------
 
@@ -547,31 +551,58 @@ class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenario
     # --- run --------------------------------------------------------------------------------------
 
     def run(self, names: list[str]) -> int:
+        """Run ``names`` in order, but the scenarios of ``IN_THE_BACKGROUND`` first, on threads of their own: once
+        their resumes have ended, the others run beside the rest of their watch (they only wait, to see that no
+        second copy comes), except those of ``NOT_BESIDE``, which wait until the watch is over."""
+        background = [name for name in names if name in IN_THE_BACKGROUND]
         done: dict[str, Row] = {}
-        for name in names:
-            if name not in done:
-                group = [n for n in names if n in SIDE_BY_SIDE] if name in SIDE_BY_SIDE else [name]
-                with ThreadPoolExecutor(max_workers=len(group)) as pool:
-                    done.update(zip(group, pool.map(self.run_one, group), strict=True))
-            row = done[name]
-            self.rows.append(row)
-            print(f"  {row.scenario}: {'ok' if not row.failures else 'FAILED'} ({row.notes[-1]})", flush=True)
+        with ThreadPoolExecutor(max_workers=max(1, len(background))) as pool:
+            watches = {}
+            for name in background:
+                self.watching[name] = threading.Event()
+                watches[name] = pool.submit(self.run_one, name, beside=True)
+            for name, watch in watches.items():
+                while not (self.watching[name].is_set() or watch.done()):
+                    self.watching[name].wait(1)
+            later = []
+            for name in names:
+                if name in watches:
+                    continue
+                if name in NOT_BESIDE and not all(watch.done() for watch in watches.values()):
+                    later.append(name)
+                    continue
+                done[name] = self._ran(self.run_one(name))
+            for name, watch in watches.items():
+                done[name] = self._ran(watch.result())
+            for name in later:
+                done[name] = self._ran(self.run_one(name))
+        self.rows = [done[name] for name in names]
         return self.report()
 
-    def run_one(self, name: str) -> Row:
+    @staticmethod
+    def _ran(row: Row) -> Row:
+        print(f"  {row.scenario}: {'ok' if not row.failures else 'FAILED'} ({row.notes[-1]})", flush=True)
+        return row
+
+    def run_one(self, name: str, *, beside: bool = False) -> Row:
+        """One scenario and its checks, holding ``self.faulting`` throughout; one running ``beside`` the others
+        takes it for its checks alone (they look at every process, which another scenario may have just killed)."""
         from django.db import connections
 
         method = getattr(self, f"scenario_{name}")
         started = time.monotonic()
         try:
-            row = method()
-            self.verify(row)
+            with contextlib.nullcontext() if beside else self.faulting:
+                row = method()
+            with self.faulting:
+                self.verify(row)
         except Exception as exc:
             row = Row(name, method.__doc__ or name)
             row.failures.append(f"crashed: {type(exc).__name__}: {exc}")
             traceback.print_exc()
         finally:
-            connections.close_all()  # this thread's (each scenario runs on a thread of the pool)
+            self.watching.get(name, threading.Event()).set()
+            connections.close_all()  # this thread's (the scenarios in the background run on threads of a pool)
         row.notes.append(f"{time.monotonic() - started:.0f} s")
         return row
 
@@ -605,7 +636,11 @@ class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenario
 
 # Scenarios that only wait on a slow agent, each on its own thread prefix, run side by side (150 s, not 300): no
 # process is killed or restarted meanwhile, so neither disturbs the other.
-SIDE_BY_SIDE = {"silent_agent_150s", "keepalive_agent_150s"}
+# Agents that hold their copy of a resume for 150 s: after the first 30 s (their resumes have ended) the watch only
+# waits, and the other scenarios run beside it; a second copy sent meanwhile fails it all the same.
+IN_THE_BACKGROUND = ("silent_agent_150s", "keepalive_agent_150s")
+# What the watch reads while it waits: the demo agent's record (lost when the agent stops) and the database.
+NOT_BESIDE = {"agent_down", "postgres_restarted", "postgres_down_40s"}
 
 SCENARIOS = [
     "worker_killed_mid_send",
