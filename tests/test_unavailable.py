@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from config import unavailable
@@ -103,6 +104,11 @@ def database_down_behind_the_pool(transactional_db) -> Iterator[Callable[[], Non
         unavailable.note_database(up=True)
 
 
+# "At once" against what the request would otherwise wait for: the pool's DB_POOL_TIMEOUT (10 s). Half of it, so a
+# busy machine (CI runs other work beside the suite) does not pass for a wait on the pool.
+AT_ONCE = settings.DB_POOL_TIMEOUT / 2
+
+
 def _timed(call) -> tuple[object, float]:
     started = time.monotonic()
     return call(), time.monotonic() - started
@@ -112,12 +118,12 @@ def _timed(call) -> tuple[object, float]:
 def test_healthz_and_pages_answer_within_a_second_behind_the_pool(signed_in, database_down_behind_the_pool):
     health, took = _timed(lambda: signed_in.get("/healthz"))
     assert health.status_code == 503 and health.json()["checks"]["database"] == "down"
-    assert took < 1.0, f"/healthz took {took:.1f} s"
+    assert took < AT_ONCE, f"/healthz took {took:.1f} s"
     assert health["Retry-After"] == "5"
     for path in ("/inbox/", "/api/v1/items"):
         page, took = _timed(lambda path=path: signed_in.get(path))
         assert page.status_code == 503 and page["Retry-After"] == "5", path
-        assert took < 1.0, f"{path} took {took:.1f} s"
+        assert took < AT_ONCE, f"{path} took {took:.1f} s"
 
 
 @pytest.mark.postgresql
@@ -126,5 +132,5 @@ def test_once_the_database_is_back_pages_are_served_at_once(signed_in, database_
     assert signed_in.get("/inbox/").status_code == 503
     database_down_behind_the_pool()
     page, took = _timed(lambda: signed_in.get("/inbox/"))
-    assert page.status_code == 200 and took < 2.0, (page.status_code, took)
+    assert page.status_code == 200 and took < AT_ONCE, (page.status_code, took)
     assert signed_in.get("/healthz").json()["checks"]["database"] == "ok"
