@@ -297,7 +297,7 @@ def test_the_forms_buttons_say_what_they_do_and_list_entries_have_names(login, a
     shot(page, "item-nested-entries")
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_the_forms_inputs_use_the_panels_width(browser, live_asgi, alice, post_run, size):
     item = post_run(nested_form()).items.get()
@@ -331,7 +331,7 @@ def _serious(axe, page) -> list[tuple[str, str]]:
     ]
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_axe_finds_nothing_serious_on_the_item_pages_states(browser, live_asgi, alice, bob, post_run, scheme):
     from axe_playwright_python.sync_playwright import Axe

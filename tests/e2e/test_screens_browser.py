@@ -268,7 +268,7 @@ def _sideways(page) -> int:
     return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_no_page_scrolls_sideways_on_a_phone(browser, live_asgi, staff, pages):
     context, page = _login(browser, live_asgi, None, SIZES["phone"], "light")
     assert _sideways(page) <= 0, "login"
@@ -283,7 +283,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browser, live_asgi, staff, pages):
     assert {name: extra for name, extra in wide.items() if extra > 0} == {}
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_the_list_is_cards_and_the_proposal_then_the_decision_come_first_on_a_phone(browser, live_asgi, staff, pages):
     """On a phone you see what is proposed before the buttons that decide it, and the decision before the rest."""
     context, page = _login(browser, live_asgi, staff, SIZES["phone"], "light")
@@ -300,7 +300,7 @@ def test_the_list_is_cards_and_the_proposal_then_the_decision_come_first_on_a_ph
     context.close()
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_on_a_phone_a_short_proposal_still_takes_the_pages_width(browser, live_asgi, staff, post_run):
     """A proposal with short arguments: its card and the decision's span the column (they had shrunk to their
     content, ragged beside each other), and the breadcrumb's "Inbox" stays one word beside a long run id."""
@@ -324,7 +324,7 @@ def test_on_a_phone_a_short_proposal_still_takes_the_pages_width(browser, live_a
     context.close()
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_a_phone_shows_three_items_above_the_fold_and_the_bulk_bar_once_one_is_selected(
     browser, live_asgi, staff, pages
 ):
@@ -346,7 +346,7 @@ def test_a_phone_shows_three_items_above_the_fold_and_the_bulk_bar_once_one_is_s
     context.close()
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_the_audit_log_is_cards_on_a_phone_with_every_column_readable(browser, live_asgi, staff, pages):
     """The details' one long line squeezed the other columns of the log's table to a letter each on a phone (no
     sideways scroll, so nothing else caught it): each event is a card, its actor and date on one line."""
@@ -360,7 +360,7 @@ def test_the_audit_log_is_cards_on_a_phone_with_every_column_readable(browser, l
     context.close()
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_policies_are_cards_on_a_phone_and_the_stats_legend_speaks_words(browser, live_asgi, staff, pages):
     """On a phone the policies are cards, not a table crushed to a few letters a line; the stats legend names
     statuses in words beside small swatches."""
@@ -443,7 +443,7 @@ def test_axe_finds_nothing_critical_or_serious(browser, live_asgi, staff, alice,
     assert len(found) == 2 * (len(pages) + 1)  # every page, in both schemes
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_on_a_phone_the_scrolling_tabs_take_the_keyboard_and_keep_their_landmark(browser, live_asgi, staff, pages):
     """a11y.js gave every box that scrolls sideways role="region"; on the list's <nav> tabs and the audit log's
     filter <form> that is a role axe does not allow (a minor finding, so the test above let it through): they
@@ -476,7 +476,7 @@ def test_on_a_phone_the_scrolling_tabs_take_the_keyboard_and_keep_their_landmark
     assert disallowed == {}
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 def test_axe_finds_nothing_on_the_empty_inbox(browser, live_asgi, staff):
     from axe_playwright_python.sync_playwright import Axe
 
@@ -503,7 +503,7 @@ SVG_TEXT_CONTRAST = """(sel) => {
 }"""
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_stats_donut_label_reads_in_either_scheme(browser, live_asgi, staff, pages, scheme):
     """The share in the middle of the donut was dark grey on the dark card (1.06:1): its text is measured here."""
@@ -521,7 +521,7 @@ def test_the_stats_donut_label_reads_in_either_scheme(browser, live_asgi, staff,
     context.close()
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_axe_on_an_item_with_a_conversation_and_on_failing_and_healthy_agents(
@@ -570,7 +570,7 @@ PLACEHOLDER_FITS = """(input) => {
 }"""
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("size", ["wide", "phone"])
 def test_a_form_item_takes_the_wide_column_reads_in_order_and_names_its_buttons(
     browser, live_asgi, staff, post_run, size

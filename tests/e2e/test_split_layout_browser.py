@@ -84,7 +84,7 @@ def _in_list(page, row_selector: str) -> dict:
     )
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_split_view_at_1280_clips_nothing_and_keeps_the_shown_row_in_sight(browser, live_asgi, staff, many, scheme):
     context, page = _open(browser, live_asgi, staff, WIDE, scheme)
@@ -132,7 +132,7 @@ def test_the_split_view_at_1280_clips_nothing_and_keeps_the_shown_row_in_sight(b
     context.close()
 
 
-@pytest.mark.once  # layout and markup under axe: the same on every database and Redis
+@pytest.mark.once  # layout and markup: the same on every database and Redis
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_a_phone_shows_the_whole_menu_and_every_tab(browser, live_asgi, staff, many, scheme):
     context, page = _open(browser, live_asgi, staff, PHONE, scheme)

@@ -100,8 +100,9 @@ class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenario
         self.answers: list[Answer] = []
         self.lock = threading.Lock()
         self.rows: list[Row] = []
-        # Held by a scenario while it runs (IN_THE_BACKGROUND: set when a scenario's resumes have ended).
+        # Held by a scenario while it breaks things, and by a background scenario's checks (run_one).
         self.faulting = threading.Lock()
+        # Per background scenario (IN_THE_BACKGROUND): set once its resumes have ended (run).
         self.watching: dict[str, threading.Event] = {}
 
     # --- setup ------------------------------------------------------------------------------------
@@ -561,9 +562,8 @@ class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenario
             for name in background:
                 self.watching[name] = threading.Event()
                 watches[name] = pool.submit(self.run_one, name, beside=True)
-            for name, watch in watches.items():
-                while not (self.watching[name].is_set() or watch.done()):
-                    self.watching[name].wait(1)
+            for name in watches:
+                self.watching[name].wait()  # set by the scenario once its resumes have ended, or by run_one at its end
             later = []
             for name in names:
                 if name in watches:
@@ -601,7 +601,8 @@ class Suite(DeliveryScenarios, HealthScenarios, ProcessScenarios, NoticeScenario
             row.failures.append(f"crashed: {type(exc).__name__}: {exc}")
             traceback.print_exc()
         finally:
-            self.watching.get(name, threading.Event()).set()
+            if name in self.watching:
+                self.watching[name].set()  # however it ended, run() need not wait for it any longer
             connections.close_all()  # this thread's (the scenarios in the background run on threads of a pool)
         row.notes.append(f"{time.monotonic() - started:.0f} s")
         return row
