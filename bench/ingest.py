@@ -224,7 +224,9 @@ def main() -> int:
             )
         base = f"http://127.0.0.1:{args.port}"
         headers = {"Authorization": f"Bearer {token}"}
-        limits = httpx.Limits(max_connections=64)
+        # Idle connections are dropped by the client (2 s) before the server closes them (uvicorn's keep-alive, 5 s):
+        # with both at 5 s, a request sent on a connection as the server closes it fails with ReadError.
+        limits = httpx.Limits(max_connections=64, keepalive_expiry=2)
         with httpx.Client(base_url=base, headers=headers, timeout=30, limits=limits) as http:
             wait_until_up(http, launcher, log_path)
             bodies = iter([events_body(i) for i in range(2 * per_round * args.rounds)])

@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import ROOT, AgentWithToken, free_port
+from tests.conftest import LOOPBACK, ROOT, AgentWithToken, free_port
 
 
 class AgentProcess:
@@ -73,7 +73,7 @@ class AgentProcess:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                if httpx.get(f"{self.url}healthz", timeout=1, trust_env=False).status_code == 200:
+                if LOOPBACK.get(f"{self.url}healthz", timeout=1).status_code == 200:
                     return self
             except httpx.TransportError:
                 pass
@@ -92,14 +92,14 @@ class AgentProcess:
         self.process = None
 
     def record(self) -> dict:
-        return httpx.get(f"{self.url}record", timeout=5, trust_env=False).json()
+        return LOOPBACK.get(f"{self.url}record", timeout=5).json()
 
     def reset(self) -> None:
-        httpx.post(f"{self.url}reset", timeout=5, trust_env=False)
+        LOOPBACK.post(f"{self.url}reset", timeout=5)
 
     def post(self, body: dict) -> list[dict]:
         """Talk to the agent directly, as any AG-UI client would."""
-        response = httpx.post(self.url, json=body, timeout=10, trust_env=False, headers=self._auth())
+        response = LOOPBACK.post(self.url, json=body, timeout=10, headers=self._auth())
         return [json.loads(line[5:]) for line in response.text.splitlines() if line.startswith("data:")]
 
     def _auth(self) -> dict[str, str]:

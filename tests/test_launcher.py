@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from config import embedded_redis
-from tests.conftest import ROOT, free_port
+from tests.conftest import LOOPBACK, ROOT, free_port
 
 # It runs a real Celery worker (and beat) on an embedded default of its own, whatever the run's servers: once.
 pytestmark = [pytest.mark.worker, pytest.mark.once]
@@ -102,7 +102,7 @@ def _healthy(port: int, process: subprocess.Popen, log_path: Path) -> Callable[[
         if process.poll() is not None:
             raise AssertionError(f"the launcher exited:\n{log_path.read_text()[-3000:]}")
         try:
-            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2, trust_env=False).status_code == 200
+            return LOOPBACK.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200
         except httpx.TransportError:
             return False
 

@@ -11,7 +11,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
-import httpx
 import pytest
 from django.db import connection
 from django.test import Client
@@ -19,6 +18,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from inbox.models import Run
+from tests.conftest import LOOPBACK
 
 T = TypeVar("T")
 
@@ -90,7 +90,7 @@ def ship_orders(live_asgi: str, agent, minutes: list[int], prefix: str = "") -> 
     first); their items."""
     items = []
     for n, minute in enumerate(minutes, start=1):
-        response = httpx.post(
+        response = LOOPBACK.post(
             f"{live_asgi}/api/v1/runs",
             headers={"Authorization": f"Bearer {agent.token}"},
             json={
