@@ -104,7 +104,7 @@ bench: $(STAMP)
 	@for script in $(BENCHES); do echo "== bench/$$script.py"; $(PY) bench/$$script.py || exit 1; done
 	@echo "== bench/burst.py --workers 2"; $(PY) bench/burst.py --workers 2
 
-## make bench-smoke: every benchmark at tiny sizes, so that none of them rots (CI runs it; under 2 minutes).
+## make bench-smoke: every benchmark at tiny sizes, so that none of them rots (CI runs it; about 3 minutes alone).
 bench-smoke: $(STAMP)
 	@set -e; started=$$(date +%s); \
 	run() { step=$$(date +%s); echo "== $$*"; $(PY) "$$@" > $(CURDIR)/var/bench-smoke.log 2>&1 || { cat $(CURDIR)/var/bench-smoke.log; exit 1; }; \
