@@ -60,8 +60,8 @@ def pytest_configure(config) -> None:
 
 def _scan_static_files_once() -> None:
     """Django's test Client loads the middleware anew for each client, and WhiteNoise's middleware lists and stats
-    the 240 static files each time it is made (40 ms: 5% of the suite's CPU). They do not change while the suite
-    runs, so each test process lists them once; requests are served by WhiteNoise as in production."""
+    every static file each time it is made. They do not change while the suite runs, so each test process lists
+    them once; requests are served by WhiteNoise as in production."""
     from whitenoise.middleware import WhiteNoiseMiddleware
 
     scan = WhiteNoiseMiddleware.add_files_from_finders
@@ -228,8 +228,8 @@ def as_sse(events: list[dict]) -> str:
 
 
 # The tests' own calls to servers on loopback (agents' health and record, the launcher's /healthz, ingest over HTTP)
-# share one client: httpx.get() builds a client, and with it an SSL context, on every call, which cost 2 to 4% of
-# the suite's CPU in the polling loops. It keeps no connection, so a restarted server never gets a dead one.
+# share one client: httpx.get() builds a client, and with it an SSL context, on every call of a polling loop. It
+# keeps no connection, so a restarted server never gets a dead one.
 LOOPBACK = httpx.Client(trust_env=False, limits=httpx.Limits(max_keepalive_connections=0))
 
 
