@@ -68,10 +68,11 @@ def _scan_static_files_once() -> None:
     scanned: dict = {}
 
     def add_files_from_finders(self: WhiteNoiseMiddleware) -> None:
-        if not scanned:
+        if scanned:
+            self.files.update(scanned)
+        else:
             scan(self)
             scanned.update(self.files)
-        self.files.update(scanned)
 
     WhiteNoiseMiddleware.add_files_from_finders = add_files_from_finders  # type: ignore[method-assign]
 
