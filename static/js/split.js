@@ -130,6 +130,7 @@
     // Moved on after a decision: the words of the decision, and the run its socket watches (the chain).
     var shown = root();
     if (how.after) words(shown, how.said || "");
+    else if (pageToast()) dropToasts(shown);
     if (how.after && !/(^|&)after=/.test(shown.dataset.liveQuery)) shown.dataset.liveQuery += "&after=" + how.after + "&chain=1";
     settled(how);
   }
@@ -137,12 +138,24 @@
   /* The words of the decision just made (and its Undo) above the pane it moved on to; an Undo the pane was fetched
      with (a decision before it) is superseded, and goes. */
   function words(shown, html) {
+    dropToasts(shown);
+    if (html.trim()) shown.insertAdjacentHTML("afterbegin", html);
+  }
+
+  function dropToasts(shown) {
     shown.querySelectorAll("[data-undo-toast]").forEach(function (toast) {
       var stack = toast.parentNode;
       toast.remove();
       if (stack && !stack.children.length) stack.remove();
     });
-    if (html.trim()) shown.insertAdjacentHTML("afterbegin", html);
+  }
+
+  /* The Undo toast the page drew above the list as it loaded (base.html): a pane shown beside it, which the server
+     draws with the same toast, does not repeat it. */
+  function pageToast() {
+    return Array.prototype.some.call(document.querySelectorAll("[data-undo-toast]"), function (toast) {
+      return !pane.contains(toast);
+    });
   }
 
   function splitUrlOf(itemUrl) {

@@ -178,3 +178,22 @@ def test_a_teammates_open_list_gets_the_undone_item_back_and_announces_it(
     expect(bob_list.locator("#live-announce")).to_have_text(
         f"Back in the list (a decision was undone): “{item.short_title}”."
     )
+
+
+@pytest.mark.parametrize("address", ["list", "list-with-item"])
+def test_the_list_with_its_pane_shows_the_undo_toast_once(settings, login, alice, demo, address):  # noqa: F811
+    """The page draws the Undo toast above the list; the pane beside it (opened as the list loads, or named by
+    ``?item=``) does not draw it again."""
+    settings.INBOX_UNDO_SECONDS = 60.0  # the window stays open through the reload, however slow the machine
+    decided = email_item(demo, alice, "fay@example.com")
+    other = email_item(demo, alice, "gus@example.com")
+    page = login(alice)
+    page.goto(item_page(decided))
+    page.keyboard.press("d")
+    expect(page.locator("[data-undo-toast]")).to_contain_text(f"Denied: “{decided.short_title}”")
+
+    page.goto("/inbox/" if address == "list" else f"/inbox/?item={other.pk}")
+    expect(page.locator(f'#split-pane [data-pane-item][data-item-id="{other.pk}"]')).to_be_visible()
+    settled(page)
+    expect(page.locator("[data-undo-toast]")).to_have_count(1)
+    expect(page.locator("[data-undo-toast]")).to_contain_text(f"Denied: “{decided.short_title}”")
