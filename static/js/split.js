@@ -63,13 +63,19 @@
 
   function root() { return pane.querySelector("[data-pane-item]"); }
 
-  // The row of the item shown is marked; the list's keyboard selection starts from it.
-  function markRow() {
+  /* The row of the item shown is marked. An item just shown also takes the list's keyboard selection (a click, a
+     link, moving on after a decision), unless the user has moved it on since (j / k: that item is on its way):
+     a live update redraws the rows (live.js keeps their selection) and marks the row again, selecting it only where
+     no row is selected any more: the selection must not jump back under the user's keys, or x would tick an item
+     they did not choose. */
+  function markRow(event) {
     var shown = root();
+    var live = Boolean(event) && event.type === "inbox:live-applied";
+    var select = live ? Inbox.selectedIndex() < 0 : !moveTimer;
     Inbox.rows().forEach(function (row, index) {
       var on = Boolean(shown) && row.dataset.itemId === shown.dataset.itemId;
       row.classList.toggle("is-shown", on);
-      if (on && Inbox.selectedIndex() !== index) {
+      if (on && select && Inbox.selectedIndex() !== index) {
         Inbox.rows().forEach(function (other) { other.classList.remove("is-selected"); other.setAttribute("aria-selected", "false"); });
         row.classList.add("is-selected");
         row.setAttribute("aria-selected", "true");
@@ -289,9 +295,13 @@
       var row = Inbox.rows()[Inbox.selectedIndex()];
       if (!row) return;
       clearTimeout(moveTimer);
+      moveTimer = null;
       var url = new URL(row.dataset.href, location.href);
       if (ahead[url.pathname]) { open(url.href, { push: true, focus: false }); return; }
-      moveTimer = setTimeout(function () { open(url.href, { push: true, focus: false }); }, 120);
+      moveTimer = setTimeout(function () {
+        moveTimer = null;
+        open(url.href, { push: true, focus: false });
+      }, 120);
     },
     // Enter / o: into the selected item (shown first if it is not yet).
     enter: function (row) {

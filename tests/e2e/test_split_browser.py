@@ -161,6 +161,40 @@ def test_the_item_shown_beside_the_list_follows_what_happens_elsewhere(login, al
     expect(page.locator(f'tr[data-item-row][data-item-id="{late.pk}"]')).to_be_visible()
 
 
+def test_a_live_update_of_the_item_shown_leaves_the_keyboard_selection_where_the_user_moved_it(
+    login, alice, bob, eleven
+):
+    """j moves the selection at once, the pane follows when the next item arrives. A message about the item still
+    shown (a teammate claims it) meanwhile must not pull the selection back to it: x would then tick the wrong item
+    for a bulk decision (seen in CI as "2 selected" after x, x)."""
+    from inbox.teams.claims import item_claim
+
+    first, second = eleven[0], eleven[1]
+    page = _wide(login, alice)
+    held: list = []
+    page.route(re.compile(rf"/inbox/items/{second.pk}/$"), lambda route: held.append(route))
+    open_live(page, "/inbox/")
+    expect(_pane(page, first)).to_be_visible()
+    row = page.locator(f'tr[data-item-row][data-item-id="{second.pk}"]')
+    page.keyboard.press("j")
+    expect(row).to_have_class(re.compile(r"\bis-selected\b"))
+
+    off_loop(lambda: item_claim(item_id=first.pk, user=bob))
+    expect(_pane(page, first).locator("#live-notice")).to_contain_text("Claimed by bob")
+    page.keyboard.press("x")
+    expect(page.locator("[data-bulk-count]")).to_have_text("1 selected")
+    expect(page.locator("tr.is-checked")).to_have_attribute("data-item-id", str(second.pk))
+    expect(row).to_have_class(re.compile(r"\bis-selected\b"))
+
+    assert held, "the next item's pane was never asked for"
+    for route in held:
+        route.continue_()
+    expect(_pane(page, second)).to_be_visible()
+    expect(row).to_have_class(re.compile(r"\bis-selected\b.*\bis-shown\b"))
+    page.keyboard.press("x")
+    expect(page.locator("[data-bulk-count]")).to_have_text("Select items to decide them together")
+
+
 def test_a_phone_keeps_one_column_and_opens_the_item_page(login, alice, eleven):
     page = login(alice)
     page.set_viewport_size(PHONE)
