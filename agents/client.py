@@ -101,7 +101,9 @@ def run_agent(*, agent: Agent, run_input: dict[str, Any], client: httpx.Client |
             f"The agent's endpoint is refused: {refused.message}", retryable=not refused.resolvable
         ) from None
     own_client = client is None
-    http = client or httpx.Client(timeout=_timeout(), follow_redirects=False, trust_env=False)
+    http = client or httpx.Client(
+        timeout=_timeout(), follow_redirects=False, trust_env=False, verify=endpoints.tls_context()
+    )
     try:
         return _post_and_read(http, agent, run_input, destination)
     finally:

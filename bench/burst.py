@@ -143,12 +143,13 @@ def serve_agent(port: int) -> None:
 
 
 def reference_rate(agent_url: str, posts: int, concurrency: int) -> float:
-    """POSTs/s the loopback agent accepts, bare: resume-sized bodies, ``concurrency`` at a time, a new
-    connection each (as the inbox's client opens one per resume)."""
+    """POSTs/s the loopback agent accepts, bare: resume-sized bodies, ``concurrency`` at a time, a new client and
+    connection each with one certificate context for all (as the inbox's client: agents.endpoints.tls_context)."""
     body = {"threadId": "reference", "runId": "reference", "messages": [], "state": {}, "tools": [], "context": []}
+    context = httpx.create_ssl_context(trust_env=False)
 
     def one(_: int) -> None:
-        with httpx.Client(trust_env=False, timeout=10) as client:
+        with httpx.Client(trust_env=False, timeout=10, verify=context) as client:
             client.post(agent_url + "reference", json=body).raise_for_status()
 
     started = time.perf_counter()

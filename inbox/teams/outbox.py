@@ -331,7 +331,12 @@ def send_webhook(notice: Notice) -> str:
         _failed(notice, refused.message, final=True)
         return "refused"
     try:
-        with httpx.Client(timeout=settings.INBOX_WEBHOOK_TIMEOUT, follow_redirects=False, trust_env=False) as http:
+        with httpx.Client(
+            timeout=settings.INBOX_WEBHOOK_TIMEOUT,
+            follow_redirects=False,
+            trust_env=False,
+            verify=endpoints.tls_context(),
+        ) as http:
             response = http.post(
                 destination.url,
                 content=data,
