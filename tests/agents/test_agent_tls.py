@@ -21,17 +21,8 @@ from agents.models import Agent
 from inbox.models import Notice, TeamWebhook
 from inbox.teams.notifications import announce_runs
 from inbox.teams.tasks import send_notices
+from tests.agents.test_agent_reply_bounds import RUN_INPUT
 from tests.inbox.test_notifications import SECRET, ingest_items, runs_of
-
-RUN_INPUT = {
-    "threadId": "t-1",
-    "runId": "r-1",
-    "state": {},
-    "messages": [],
-    "tools": [],
-    "context": [],
-    "forwardedProps": {},
-}
 
 
 @dataclass
