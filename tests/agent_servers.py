@@ -137,6 +137,8 @@ class Reply:
     hang: bool = False
     # Sent piece by piece without Content-Length: bytes are written and flushed, a float sleeps that long.
     stream: list[bytes | float] | None = None
+    # The reply waits (up to 30 s) until the test sets this: the request is in, the answer comes when the test says.
+    gate: threading.Event | None = None
 
 
 class LoopbackServer:
@@ -183,6 +185,8 @@ class ScriptedServer(LoopbackServer):
                 script.received.append(json.loads(self.rfile.read(length) or b"null"))
                 script.headers.append(dict(self.headers))
                 reply = script.replies[min(len(script.received), len(script.replies)) - 1]
+                if reply.gate is not None:
+                    reply.gate.wait(30)
                 if reply.hang:
                     script.release.wait(60)
                     return

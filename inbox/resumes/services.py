@@ -200,9 +200,18 @@ def _held(resume: Resume):
     return Resume.objects.filter(pk=resume.pk, state=Resume.State.SENDING, attempts=resume.attempts)
 
 
+def _lock_run(run_id: int) -> None:
+    """Lock the resume's run before the resume itself: the order deciding and undoing take them in (the run, its
+    items, then its resume; ``inbox.decisions.services``). A finishing attempt that took the resume first and then
+    filed tool results on the items, or locked the run through a join, deadlocked with an undo holding the run and
+    asking for the resume; in this order the later of the two waits for the earlier."""
+    list(Run.objects.select_for_update().filter(pk=run_id).values_list("pk", flat=True))
+
+
 def _mine(resume: Resume):
-    """The row, locked, if this worker's claim still holds."""
-    return _held(resume).select_for_update().first()
+    """The row, locked (after its run: ``_lock_run``), if this worker's claim still holds."""
+    _lock_run(resume.run_id)
+    return _held(resume).select_for_update(of=("self",)).first()
 
 
 class LeaseKeeper:
@@ -486,8 +495,9 @@ def _finish_with_reply(resume: Resume, record: RunRecord) -> str:
         if succeeded:
             # Whichever attempt carried it, a successful reply is the resumed run (same runId): it completes
             # the row unless an earlier reply already did. A RUN_ERROR counts only for the current claim.
+            _lock_run(resume.run_id)
             row = (
-                Resume.objects.select_for_update()
+                Resume.objects.select_for_update(of=("self",))
                 .filter(pk=resume.pk)
                 .exclude(state=Resume.State.DELIVERED)
                 .select_related("run", "thread", "agent")
@@ -581,10 +591,11 @@ def resume_requeue_stuck() -> int:
     lapsed = Resume.objects.filter(state=Resume.State.SENDING).filter(
         Q(lease_until__lt=now) | Q(lease_until__isnull=True, claimed_at__lt=now - timedelta(seconds=60))
     )
-    for pk, attempts in lapsed.values_list("pk", "attempts"):
+    for pk, attempts, run_id in lapsed.values_list("pk", "attempts", "run_id"):
         with transaction.atomic():
+            _lock_run(run_id)
             row = (
-                Resume.objects.select_for_update()
+                Resume.objects.select_for_update(of=("self",))
                 .filter(pk=pk, state=Resume.State.SENDING, attempts=attempts)
                 .filter(Q(lease_until__lt=now) | Q(lease_until__isnull=True))
                 .select_related("run")
@@ -645,7 +656,8 @@ def _waiting(resume_ids: list[int], *, unknown: set[int] | None = None) -> set[i
 @transaction.atomic
 def resume_retry(*, resume: Resume, user: Any) -> Resume:
     """An operator sends a failed resume again: same input, same runId (spec rule 5)."""
-    row = Resume.objects.select_for_update().get(pk=resume.pk)
+    _lock_run(resume.run_id)
+    row = Resume.objects.select_for_update(of=("self",)).get(pk=resume.pk)
     if row.state != Resume.State.FAILED:
         raise ResumeRetryRefused(
             409, "not_failed", f"Only a failed resume can be retried; this one is {row.state}.", state=row.state
