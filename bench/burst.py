@@ -145,8 +145,10 @@ def serve_agent(port: int) -> None:
 def reference_rate(agent_url: str, posts: int, concurrency: int) -> float:
     """POSTs/s the loopback agent accepts, bare: resume-sized bodies, ``concurrency`` at a time, a new client and
     connection each with one certificate context for all (as the inbox's client: agents.endpoints.tls_context)."""
+    from agents.endpoints import tls_context
+
     body = {"threadId": "reference", "runId": "reference", "messages": [], "state": {}, "tools": [], "context": []}
-    context = httpx.create_ssl_context(trust_env=False)
+    context = tls_context()
 
     def one(_: int) -> None:
         with httpx.Client(trust_env=False, timeout=10, verify=context) as client:

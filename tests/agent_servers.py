@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import sys
 import threading
@@ -143,19 +144,23 @@ class Reply:
 
 class LoopbackServer:
     """A threaded HTTP server on a free loopback port, serving a handler class until ``stop`` (which also releases
-    any reply held on ``release``). Subclasses are dataclasses with ``release`` and ``server`` fields."""
+    any reply held on ``release``). Subclasses are dataclasses with ``release`` and ``server`` fields; ``tls``, a
+    server-side SSL context, serves https instead."""
 
     release: threading.Event
     server: ThreadingHTTPServer | None
+    tls: ssl.SSLContext | None = None
 
     @property
     def url(self) -> str:
         assert self.server is not None
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.server.server_address[1]}/"
 
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
+        if self.tls is not None:
+            self.server.socket = self.tls.wrap_socket(self.server.socket, server_side=True)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def stop(self) -> None:
@@ -172,6 +177,7 @@ class ScriptedServer(LoopbackServer):
     headers: list[dict] = field(default_factory=list)
     release: threading.Event = field(default_factory=threading.Event)
     server: ThreadingHTTPServer | None = None
+    tls: ssl.SSLContext | None = None
 
     def start(self) -> ScriptedServer:
         script = self

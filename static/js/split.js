@@ -68,9 +68,8 @@
      a live update redraws the rows (live.js keeps their selection) and marks the row again, selecting it only where
      no row is selected any more: the selection must not jump back under the user's keys, or x would tick an item
      they did not choose. */
-  function markRow(event) {
+  function markRow(live) {
     var shown = root();
-    var live = Boolean(event) && event.type === "inbox:live-applied";
     var select = live ? Inbox.selectedIndex() < 0 : !moveTimer;
     Inbox.rows().forEach(function (row, index) {
       var on = Boolean(shown) && row.dataset.itemId === shown.dataset.itemId;
@@ -326,7 +325,7 @@
   document.addEventListener("click", click);
   document.addEventListener("submit", submit);
   window.addEventListener("popstate", popped);
-  document.addEventListener("inbox:live-applied", markRow);
+  document.addEventListener("inbox:live-applied", function () { markRow(true); });
   if (root()) {
     history.replaceState({ split: root().dataset.itemId }, "", location.href);
     markRow();

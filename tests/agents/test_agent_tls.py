@@ -5,13 +5,9 @@ server here is a real HTTPS server on loopback with a self-signed certificate.""
 
 from __future__ import annotations
 
-import json
 import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -21,23 +17,12 @@ from agents.models import Agent
 from inbox.models import Notice, TeamWebhook
 from inbox.teams.notifications import announce_runs
 from inbox.teams.tasks import send_notices
+from tests.agent_servers import Reply, ScriptedServer
 from tests.agents.test_agent_reply_bounds import RUN_INPUT
 from tests.inbox.test_notifications import SECRET, ingest_items, runs_of
 
 
-@dataclass
-class SelfSigned:
-    """An HTTPS server on 127.0.0.1 whose certificate it signed itself; ``requests``: the paths it was sent."""
-
-    port: int
-    requests: list[str] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"https://127.0.0.1:{self.port}/"
-
-
-def _certificate(directory: Path) -> tuple[Path, Path]:
+def _self_signed_context(directory: Path) -> ssl.SSLContext:
     key, cert = directory / "key.pem", directory / "cert.pem"
     subprocess.run(
         ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
@@ -45,39 +30,19 @@ def _certificate(directory: Path) -> tuple[Path, Path]:
         check=True,
         capture_output=True,
     )
-    return key, cert
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
 
 
 @pytest.fixture
-def self_signed(tmp_path) -> Iterator[SelfSigned]:
-    key, cert = _certificate(tmp_path)
-    seen: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            seen.append(self.path)
-            events = [{"type": "RUN_STARTED", "threadId": "t-1", "runId": "r-1"}]
-            events.append({"type": "RUN_FINISHED", "threadId": "t-1", "runId": "r-1"})
-            body = b"".join(f"data: {json.dumps(event)}\n\n".encode() for event in events)
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield SelfSigned(port=server.server_address[1], requests=seen)
-    finally:
-        server.shutdown()
-        server.server_close()
+def self_signed(tmp_path) -> Iterator[ScriptedServer]:
+    """An agent on https://127.0.0.1 that would answer a finished run, its certificate signed by itself."""
+    started = {"type": "RUN_STARTED", "threadId": "t-1", "runId": "r-1"}
+    finished = {"type": "RUN_FINISHED", "threadId": "t-1", "runId": "r-1"}
+    server = ScriptedServer([Reply(sse=[started, finished])], tls=_self_signed_context(tmp_path)).start()
+    yield server
+    server.stop()
 
 
 def test_an_agent_whose_certificate_no_trusted_root_signed_is_refused_at_every_send(self_signed):
@@ -87,7 +52,7 @@ def test_an_agent_whose_certificate_no_trusted_root_signed_is_refused_at_every_s
             run_agent(agent=agent, run_input=RUN_INPUT)
         assert "CERTIFICATE_VERIFY_FAILED" in caught.value.message
         assert (caught.value.kind, caught.value.accepted, caught.value.retryable) == ("transport", False, True)
-    assert self_signed.requests == []
+    assert self_signed.received == []
 
 
 def test_a_team_webhook_whose_certificate_no_trusted_root_signed_is_not_sent_and_says_why(
@@ -99,4 +64,4 @@ def test_a_team_webhook_whose_certificate_no_trusted_root_signed_is_not_sent_and
     notice = Notice.objects.get()
     assert notice.status == "retrying"
     assert "CERTIFICATE_VERIFY_FAILED" in notice.last_error
-    assert self_signed.requests == []
+    assert self_signed.received == []
