@@ -94,6 +94,14 @@ TEMPLATES = [
             ],
         },
     },
+    # The inbox list's rows only (config/jinja_env.py says why): rendered by name through this engine.
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "NAME": "jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "config.jinja_env.environment"},
+    },
 ]
 
 # --- Database ---------------------------------------------------------------------------------

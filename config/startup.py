@@ -25,14 +25,20 @@ def freeze_loaded_objects(*, templates: bool = False) -> None:
 
 
 def compile_project_templates() -> None:
-    """Compile every template in the template engines' ``DIRS`` (the project's ``templates/``) into their cached
-    loaders. Compiled on first use instead, they would stay in the collector's sight and the first request for each
-    page would pay for its templates. A template that does not compile stops the process here rather than failing a request later."""
+    """Compile every template in the template engines' ``DIRS`` (the project's ``templates/``; the Jinja2 engine's
+    ``templates/jinja2/``, which the Django engine leaves to it) into their caches. Compiled on first use instead,
+    they would stay in the collector's sight and the first request for each page would pay for its templates. A
+    template that does not compile stops the process here rather than failing a request later."""
     from django.template import engines
 
-    for engine in engines.all():
+    every = list(engines.all())
+    roots = {Path(directory) for engine in every for directory in getattr(engine, "dirs", ())}
+    for engine in every:
         for directory in getattr(engine, "dirs", ()):
             root = Path(directory)
+            others = [other for other in roots if other != root and other.is_relative_to(root)]
             for path in sorted(root.rglob("*")):
-                if path.suffix in TEMPLATE_SUFFIXES and path.is_file():
+                if path.suffix not in TEMPLATE_SUFFIXES or not path.is_file():
+                    continue
+                if not any(path.is_relative_to(other) for other in others):
                     engine.get_template(path.relative_to(root).as_posix())
