@@ -2,7 +2,7 @@
 
 Every query starts from ``access.visible_items``, so a page never shows a row its viewer may not see, and the
 list page runs a fixed number of queries whatever the data (tab counts with the paginator's total, the page of
-rows, the reason filter's options). The item and run pages read through ``inbox.listing.detail``."""
+rows, the reason filter's options), one fewer on a tab its count found empty (no rows to read). The item and run pages read through ``inbox.listing.detail``."""
 
 from __future__ import annotations
 
@@ -613,6 +613,9 @@ def list_page(
     # The tab counts already hold the total (bounded: see tab_counts): no second COUNT(*).
     paginator.count = counts[filters.tab]
     page = paginator.get_page(filters.page)
+    if not paginator.count:  # an empty tab (Mine, Snoozed, often): its count said so, no statement for its rows
+        page.object_list = []
+        return page
     # A deferred join: the page's ids are read from the tab's index alone (an index-only scan, however deep
     # the page), then only those 50 rows are fetched with their joins. One query. The ids are an array
     # (``= ANY(ARRAY(…))``, an InitPlan) rather than ``IN (…)``: as a semi-join they were one more relation

@@ -472,6 +472,18 @@ def test_the_list_page_runs_the_same_number_of_queries_for_a_page_of_fifty_whate
             response.content  # noqa: B018 -- rendering included
 
 
+def test_a_tab_its_count_finds_empty_reads_no_rows_and_says_so(client, alice, posted, django_assert_num_queries):
+    posted(interrupt_run("t-a", "r-a", [{"id": f"a-{n}", "reason": "confirmation", "message": "a"} for n in range(3)]))
+    client.force_login(alice)
+    client.get("/inbox/?tab=mine")
+    # The list's 7 (test above) but the rows' own statement: the tab counts already found none to read.
+    with django_assert_num_queries(6):
+        page = client.get("/inbox/?tab=mine").content.decode()
+    assert "<tr data-item-row" not in page and "Nothing on your plate" in page
+    # The Open tab beside it still lists its three.
+    assert client.get("/inbox/").content.decode().count("<tr data-item-row") == 3
+
+
 def test_the_rows_fragment_returns_only_the_asked_rows_that_match_the_filters(client, alice, posted, make_agent):
     items = posted(spec_example("parallel_interrupts"))
     form = posted(quarterly_filing(), as_agent=make_agent("filer"))[0]
