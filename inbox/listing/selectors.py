@@ -2,7 +2,8 @@
 
 Every query starts from ``access.visible_items``, so a page never shows a row its viewer may not see, and the
 list page runs a fixed number of queries whatever the data (tab counts with the paginator's total, the page of
-rows, the reason filter's options), one fewer on a tab its count found empty (no rows to read). The item and run pages read through ``inbox.listing.detail``."""
+rows, the reason filter's options), one fewer on a tab its count found empty (no rows to read). The item and run
+pages read through ``inbox.listing.detail``."""
 
 from __future__ import annotations
 

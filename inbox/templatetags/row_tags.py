@@ -224,15 +224,12 @@ def list_rows(context: template.Context) -> SafeString:
     """``{% list_rows %}``: the context's ``items`` (each with its ``bulk_note``) as the list's ``<tr>`` rows, for
     the context's ``user``, linking to ``item_path``; ``flash``: the ids of rows that just changed;
     ``may_have_open``: whether the list may show open rows (its selection column)."""
-    return mark_safe(  # noqa: S308  # Jinja2's output: every value in it escaped (config/jinja_env.py)
-        engines["jinja2"]
-        .get_template("inbox/rows.html")
-        .render({"rows": rows_of(context), "may_have_open": context.get("may_have_open")})
-    )
-
-
-def rows_of(context: template.Context | dict[str, Any]) -> list[Row]:
-    """The ``Row``s of the context's ``items`` (see ``list_rows``)."""
     page = _Page()
     path, viewer, flash = str(context.get("item_path") or ""), context.get("user"), context.get("flash")
-    return [_row(item, page, path=path, viewer=viewer, flash=flash) for item in context.get("items") or ()]
+    rows = [_row(item, page, path=path, viewer=viewer, flash=flash) for item in context.get("items") or ()]
+    html = (
+        engines["jinja2"]
+        .get_template("inbox/rows.html")
+        .render({"rows": rows, "may_have_open": context.get("may_have_open")})
+    )
+    return mark_safe(html)  # Jinja2's output, every value in it escaped (config/jinja_env.py)
