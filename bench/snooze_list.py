@@ -73,6 +73,9 @@ def explain_open_rows(user) -> None:
 
     filters = ListFilters()
     page = list_page(user=user, filters=filters, counts=tab_counts(user=user, filters=filters)[0])
+    if not page.paginator.count:  # every open item snoozed (a small load): the page reads no rows to plan
+        print(f"\n{user.username}: the Open tab is empty, so no statement reads its rows (nothing to plan)")
+        return
     sql, params = page.object_list.query.sql_with_params()
     with connection.cursor() as cursor:
         cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) {sql}", params)
