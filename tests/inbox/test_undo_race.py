@@ -28,6 +28,19 @@ pytestmark = [pytest.mark.postgresql, pytest.mark.integration]
 ROUNDS = 10
 
 
+def held_decision(agent, user, scripted, thread: str, *, approved: bool, gate: threading.Event | None = None):
+    """An undoable decision on a one-interrupt run of ``thread``, its resume due now, the agent (a scripted loopback
+    server, answering after ``gate`` when given) finishing the resumed run: (the server, the item, the resume's pk)."""
+    finished = {"type": "RUN_FINISHED", "threadId": thread, "runId": "resumed", "outcome": {"type": "success"}}
+    server = scripted(Reply(sse=[{"type": "RUN_STARTED", "threadId": thread, "runId": "resumed"}, finished], gate=gate))
+    agent.agent.endpoint_url = server.url
+    agent.agent.save(update_fields=["endpoint_url"])
+    item = interrupted_run(agent.agent, thread, f"r-{thread}", 60).items.get()
+    decision_submit(item_id=item.pk, user=user, status="resolved", payload={"approved": approved}, undoable=True)
+    Resume.objects.filter(run_id=item.run_id).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    return server, item, Resume.objects.get(run_id=item.run_id).pk
+
+
 def race(item, resume_pk: int, user) -> dict[str, str]:
     """Undo and dispatch at once, from two threads (two connections, as two processes would)."""
     barrier = threading.Barrier(2)
@@ -62,15 +75,7 @@ def race(item, resume_pk: int, user) -> dict[str, str]:
 def test_an_undo_and_a_claim_racing_never_both_win(transactional_db, settings, alice, agent, scripted):
     settings.INBOX_UNDO_SECONDS = 30.0
     for n in range(ROUNDS):
-        thread = f"t-race-{n}"
-        finished = {"type": "RUN_FINISHED", "threadId": thread, "runId": "resumed", "outcome": {"type": "success"}}
-        server = scripted(Reply(sse=[{"type": "RUN_STARTED", "threadId": thread, "runId": "resumed"}, finished]))
-        agent.agent.endpoint_url = server.url
-        agent.agent.save(update_fields=["endpoint_url"])
-        item = interrupted_run(agent.agent, thread, f"r-race-{n}", 60).items.get()
-        decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": False}, undoable=True)
-        Resume.objects.filter(run_id=item.run_id).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-        resume_pk = Resume.objects.get(run_id=item.run_id).pk
+        server, item, resume_pk = held_decision(agent, alice, scripted, f"t-race-{n}", approved=False)
 
         results = race(item, resume_pk, alice)
 
@@ -104,18 +109,8 @@ def test_an_undo_while_the_worker_stores_the_reply_is_refused_without_a_deadlock
     the resume and waited for the run (locked with it through a join), the undo held the run and waited for the
     resume, and PostgreSQL killed one of them. Now the worker takes the run first, as deciding and undoing do."""
     settings.INBOX_UNDO_SECONDS = 30.0
-    thread = "t-reply-vs-undo"
-    finished = {"type": "RUN_FINISHED", "threadId": thread, "runId": "resumed", "outcome": {"type": "success"}}
     answer = threading.Event()
-    server = scripted(
-        Reply(sse=[{"type": "RUN_STARTED", "threadId": thread, "runId": "resumed"}, finished], gate=answer)
-    )
-    agent.agent.endpoint_url = server.url
-    agent.agent.save(update_fields=["endpoint_url"])
-    item = interrupted_run(agent.agent, thread, "r-reply-vs-undo", 60).items.get()
-    decision_submit(item_id=item.pk, user=alice, status="resolved", payload={"approved": True}, undoable=True)
-    Resume.objects.filter(run_id=item.run_id).update(next_attempt_at=timezone.now() - timedelta(seconds=1))
-    resume_pk = Resume.objects.get(run_id=item.run_id).pk
+    server, item, resume_pk = held_decision(agent, alice, scripted, "t-reply-vs-undo", approved=True, gate=answer)
 
     withdraw = decision_services.resume_withdraw
     waited: list[bool] = []
