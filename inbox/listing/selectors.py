@@ -475,8 +475,12 @@ def tab_counts(
     the tab reads "10,000+" and the pager stops there), the others' badges and the views up to
     ``LIST_BADGE_COUNT_LIMIT`` ("1,000+"). A view with a search reads its matches first, as the list does."""
     badge = min(LIST_BADGE_COUNT_LIMIT, LIST_COUNT_LIMIT)
-    # A search's counts take one match past the limit: it says there are more than the list shows.
-    base = _filtered(user, filters, search_limit=LIST_SEARCH_LIMIT + 1 if filters.q else None)
+    # A search's counts take one match past the limit: it says there are more than the list shows. The tabs the
+    # caller built already hold the filters (All: the filters alone), so they are not built a second time.
+    if tabs and not filters.q:
+        base = tabs["all"]
+    else:
+        base = _filtered(user, filters, search_limit=LIST_SEARCH_LIMIT + 1 if filters.q else None)
     # The views' tabs share one snooze probe (and their rows are counted, not ordered).
     snoozed = snoozed_by(user) if views else None
     viewed = [_filtered(user, each).filter(tab_q(each.tab, user, snoozed=snoozed)) for each in views]
