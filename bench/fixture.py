@@ -307,6 +307,34 @@ def bare_sql_ms(queries: list[dict], repeat: int) -> float:
     return percentiles(timings)[0]
 
 
+TRIVIAL_URL = "/bench-trivial/"
+
+
+def signed_in_floor(client, repeat: int) -> Figure:
+    """The p50 of a signed-in request that does nothing (``login_required``, an empty 200): the middleware, the
+    session and the user, what any page of the product pays before its own work. The view is mounted for the
+    benchmark only, in front of the project's URLs; nothing the product serves changes."""
+    import types
+
+    from django.conf import settings
+    from django.contrib.auth.decorators import login_required
+    from django.http import HttpResponse
+    from django.test.utils import override_settings
+    from django.urls import path
+    from django.utils.module_loading import import_module
+
+    @login_required
+    def trivial(request):
+        return HttpResponse(b"")
+
+    urls = types.ModuleType("bench_trivial_urls")
+    urls.urlpatterns = [path(TRIVIAL_URL.strip("/") + "/", trivial), *import_module(settings.ROOT_URLCONF).urlpatterns]
+    sys.modules[urls.__name__] = urls
+    with override_settings(ROOT_URLCONF=urls.__name__):
+        p50, p95, queries, _body = time_get(client, TRIVIAL_URL, repeat)
+    return Figure("signed-in request, nothing else", p50, p95, len(queries), float("nan"), "")
+
+
 def time_get(client, url: str, repeat: int, *, expect: int = 200) -> tuple[float, float, list[dict], bytes]:
     """p50, p95 (ms) of GETting ``url`` in-process, and the queries and body of one more request."""
     from django.db import connection

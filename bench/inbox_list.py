@@ -4,7 +4,8 @@ Loads a scratch database with ``bench/fixture.py`` (PostgreSQL ``bench_inbox_lis
 afterwards unless ``--keep`` or ``--reuse``; ``--db sqlite`` uses a temporary SQLite file), then renders each
 page in-process with Django's test client for a staff user (sees everything) and a team approver (sees a fifth of it). Prints
 p50 / p95 milliseconds and the SQL query count per page, beside the p50 of running the page's own queries
-straight on the connection (the page's bare SQL, measured in the same run) and the ratio. Then, for the same pages,
+straight on the connection (the page's bare SQL, measured in the same run) and the ratio, and what a signed-in
+request that does nothing costs in the same run (``fixture.signed_in_floor``). Then, for the same pages,
 what a loaded machine disturbs far less than the wall clock: the p50 of the process's own CPU time per request
 (``time.process_time``: the rendering, not the database server's work) and the Python function calls of one request
 (cProfile), the figure the rows' template cost shows in. Nothing leaves 127.0.0.1.
@@ -59,6 +60,11 @@ def measure(user, repeat: int) -> list[fixture.Figure]:
     client.force_login(user)
     figures = [fixture.measure_get(client, label, url, repeat) for label, url in PAGES]
     fixture.print_figures(f"{user.username}: /inbox/ server time over {repeat} requests", figures)
+    floor = fixture.signed_in_floor(client, repeat)
+    print(
+        f"  what every signed-in page pays first (middleware, session, user; a view that does nothing), same run: "
+        f"p50 {floor.p50:.1f} ms, {floor.queries} queries"
+    )
     print(f"\n{user.username}: /inbox/ CPU time of this process per request (p50 of {repeat}) and Python calls")
     print(f"  {'page':40} {'CPU ms':>7} {'calls':>8}")
     for label, url in PAGES:
