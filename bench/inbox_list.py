@@ -60,10 +60,10 @@ def measure(user, repeat: int) -> list[fixture.Figure]:
     client.force_login(user)
     figures = [fixture.measure_get(client, label, url, repeat) for label, url in PAGES]
     fixture.print_figures(f"{user.username}: /inbox/ server time over {repeat} requests", figures)
-    floor = fixture.signed_in_floor(client, repeat)
+    floor_ms, floor_queries = fixture.signed_in_floor(client, repeat)
     print(
         f"  what every signed-in page pays first (middleware, session, user; a view that does nothing), same run: "
-        f"p50 {floor.p50:.1f} ms, {floor.queries} queries"
+        f"p50 {floor_ms:.1f} ms, {floor_queries} queries"
     )
     print(f"\n{user.username}: /inbox/ CPU time of this process per request (p50 of {repeat}) and Python calls")
     print(f"  {'page':40} {'CPU ms':>7} {'calls':>8}")

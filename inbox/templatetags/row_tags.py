@@ -10,8 +10,9 @@ than Django's engine did (``config/jinja_env.py``). The HTML is still all in the
 (``tests/inbox/test_list_rows.py`` holds the row's cells to the shared partials they repeat: ``_deadline.html``,
 ``_outcome_badge.html``, ``_delivery_mark.html``, ``_avatar.html``).
 
-A row is an object of plain values (``Row``: Jinja2 reads ``row.pk`` as an attribute first), and every condition
-the template tests is a value of its own."""
+A row is an object of plain values (``Row``: Jinja2 reads ``row.pk`` as an attribute first). What the template
+can tell from one of them (which note a row has, whether its deadline passed) it compares there: Jinja2 compiles a
+comparison to plain Python, so a second field for it would only be more to work out."""
 
 from __future__ import annotations
 
@@ -58,10 +59,6 @@ class Row:
     note_kind: str
     note_words: str
     selectable: bool
-    note_closed: bool
-    note_claimed: bool
-    note_form: bool
-    note_self: bool
     interrupt_id: str
     outcome_key: str
     outcome_label: str
@@ -94,7 +91,6 @@ class Row:
     deadline_iso: str
     deadline_stamp: str
     deadline_left: str
-    deadline_expired: bool
     is_run_deadline: bool
     deadline_own: str
     deadline_defaulted: bool
@@ -174,10 +170,6 @@ def _row(item: InboxItem, page: _Page, *, path: str, viewer: Any, flash: Any) ->
         note_kind=note.kind,
         note_words=note.words,
         selectable=note.selectable,
-        note_closed=note.kind == "closed",
-        note_claimed=note.kind == "claimed",
-        note_form=note.kind == "form",
-        note_self=note.kind == "self",
         interrupt_id=item.interrupt_id,
         outcome_key=item.outcome or item.status,
         outcome_label=outcome_label,
@@ -207,7 +199,6 @@ def _row(item: InboxItem, page: _Page, *, path: str, viewer: Any, flash: Any) ->
         deadline_iso=deadline_iso,
         deadline_stamp=deadline_stamp,
         deadline_left=deadline_left,
-        deadline_expired=deadline_left == "expired",
         is_run_deadline=differs,
         deadline_own=deadline_own,
         deadline_defaulted=item.expires_at_defaulted,
