@@ -5,7 +5,8 @@ afterwards unless ``--keep`` or ``--reuse``; ``--db sqlite`` uses a temporary SQ
 page in-process with Django's test client for a staff user (sees everything) and a team approver (sees a fifth of it). Prints
 p50 / p95 milliseconds and the SQL query count per page, beside the p50 of running the page's own queries
 straight on the connection (the page's bare SQL, measured in the same run) and the ratio, and what a signed-in
-request that does nothing costs in the same run (``fixture.signed_in_floor``). Then, for the same pages,
+request that does nothing costs in the same run (``fixture.signed_in_floor``), and which pages meet issue 48's goal
+(under 30 ms, a search under 50, at most 3x the bare SQL) and by how much the others miss. Then, for the same pages,
 what a loaded machine disturbs far less than the wall clock: the p50 of the process's own CPU time per request
 (``time.process_time``: the rendering, not the database server's work) and the Python function calls of one request
 (cProfile), the figure the rows' template cost shows in. Nothing leaves 127.0.0.1.
@@ -51,6 +52,7 @@ PAGES = [
 ]
 SEARCH_TARGET_MS = 50.0
 PAGE_TARGET_MS = 30.0
+RATIO_TARGET = 3.0  # issue 48: a page takes at most 3x its own SQL run bare
 
 
 def measure(user, repeat: int) -> list[fixture.Figure]:
@@ -65,12 +67,36 @@ def measure(user, repeat: int) -> list[fixture.Figure]:
         f"  what every signed-in page pays first (middleware, session, user; a view that does nothing), same run: "
         f"p50 {floor_ms:.1f} ms, {floor_queries} queries"
     )
+    print_verdict(user.username, figures)
     print(f"\n{user.username}: /inbox/ CPU time of this process per request (p50 of {repeat}) and Python calls")
     print(f"  {'page':40} {'CPU ms':>7} {'calls':>8}")
     for label, url in PAGES:
         cpu_ms, calls = cpu_and_calls(client, url, repeat)
         print(f"  {label:40} {cpu_ms:7.1f} {calls:8,}", flush=True)
     return figures
+
+
+def print_verdict(username: str, figures: list[fixture.Figure]) -> None:
+    """Which pages meet issue 48's goal (under its time, at most ``RATIO_TARGET`` x its bare SQL), and for those
+    that miss, by how much: the time, and what the page adds to its SQL against what the ratio leaves it
+    (``RATIO_TARGET - 1`` times the SQL)."""
+    met = 0
+    misses = []
+    for label, figure in zip((label for label, _url in PAGES), figures, strict=True):
+        target = SEARCH_TARGET_MS if "search" in label else PAGE_TARGET_MS
+        reasons = []
+        if figure.p50 >= target:
+            reasons.append(f"{figure.p50 - target:.1f} ms over {target:.0f} ms")
+        if not figure.ratio <= RATIO_TARGET:
+            added, allowed = figure.p50 - figure.reference, (RATIO_TARGET - 1) * figure.reference
+            reasons.append(f"adds {added:.1f} ms to its SQL where {RATIO_TARGET:.0f}x leaves {allowed:.1f} ms")
+        if reasons:
+            misses.append(f"    {label:40} {'; '.join(reasons)}")
+        else:
+            met += 1
+    print(f"  {username}: {met} of {len(figures)} pages meet both the time and {RATIO_TARGET:.0f}x their bare SQL")
+    if misses:
+        print("\n".join(misses))
 
 
 def cpu_and_calls(client, url: str, repeat: int) -> tuple[float, int]:
