@@ -82,8 +82,8 @@ def print_verdict(username: str, figures: list[fixture.Figure]) -> None:
     (``RATIO_TARGET - 1`` times the SQL)."""
     met = 0
     misses = []
-    for label, figure in zip((label for label, _url in PAGES), figures, strict=True):
-        target = SEARCH_TARGET_MS if "search" in label else PAGE_TARGET_MS
+    for figure in figures:
+        target = SEARCH_TARGET_MS if "search" in figure.label else PAGE_TARGET_MS
         reasons = []
         if figure.p50 >= target:
             reasons.append(f"{figure.p50 - target:.1f} ms over {target:.0f} ms")
@@ -91,7 +91,7 @@ def print_verdict(username: str, figures: list[fixture.Figure]) -> None:
             added, allowed = figure.p50 - figure.reference, (RATIO_TARGET - 1) * figure.reference
             reasons.append(f"adds {added:.1f} ms to its SQL where {RATIO_TARGET:.0f}x leaves {allowed:.1f} ms")
         if reasons:
-            misses.append(f"    {label:40} {'; '.join(reasons)}")
+            misses.append(f"    {figure.label:40} {'; '.join(reasons)}")
         else:
             met += 1
     print(f"  {username}: {met} of {len(figures)} pages meet both the time and {RATIO_TARGET:.0f}x their bare SQL")
